@@ -1,0 +1,31 @@
+# Two commands on a fresh machine:  make run   |   make test
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench bundle clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m app $(ARGS)
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check app tests bench tools
+
+bench: $(STAMP)
+	$(PY) bench/ocr_throughput.py
+
+bundle: $(STAMP)
+	bash packaging/smoke_test.sh
+
+clean:
+	rm -rf build dist

@@ -1,0 +1,74 @@
+"""The `hayai-desktop` command: the GUI by default, headless subcommands for scripted work.
+
+    hayai-desktop [PATH] [--demo] [--smoke-test ...]      open the desktop app
+    hayai-desktop recognize ...                           OCR of crops      (app/commands/recognize.py)
+    hayai-desktop models list|download|verify ...         the model store   (app/commands/models.py)
+    hayai-desktop eval ...                                CER / exact match (app/commands/evaluate.py)
+    hayai-desktop ocr ...                                 pages to text     (app/commands/ocr.py)
+
+Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
+`run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
+no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from app import __version__
+from app.errors import UserError
+
+SUBCOMMANDS = {
+    "recognize": "app.commands.recognize",
+    "models": "app.commands.models",
+    "eval": "app.commands.evaluate",
+    "ocr": "app.commands.ocr",
+}
+
+
+def _subcommand_parser(name: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hayai-desktop")
+    parser.add_argument("--version", action="version", version=f"hayai-desktop {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    module = importlib.import_module(SUBCOMMANDS[name])
+    module.add_parser(sub)
+    return parser
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hayai-desktop",
+        description="Hayai Desktop: read manga pages with the Hayai OCR model. "
+        f"Subcommands: {', '.join(SUBCOMMANDS)} (hayai-desktop SUBCOMMAND --help).",
+    )
+    parser.add_argument("--version", action="version", version=f"hayai-desktop {__version__}")
+    parser.add_argument("path", nargs="?", help="a folder of pages or a CBZ/ZIP archive to open")
+    parser.add_argument("--demo", action="store_true", help="open the sample pages with the demo models")
+    parser.add_argument("--smoke-test", action="store_true",
+                        help="open the window offscreen, load a page, run the pipeline, exit 0")
+    parser.add_argument("--model", help="OCR model folder or name")
+    parser.add_argument("--detector", help="detector name or .pt path")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            args = _subcommand_parser(argv[0]).parse_args(argv)
+            return int(args.run(args) or 0)
+        args = _gui_parser().parse_args(argv)
+        from app.ui.main import run_gui  # deferred: Qt only when the GUI is wanted
+
+        return int(run_gui(args) or 0)
+    except UserError as exc:
+        print(f"hayai-desktop: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hayai-desktop: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,70 @@
+"""The document: a project is its source plus pages; a page holds blocks in reading order.
+
+Plain data, no Qt. Blocks and pages are frozen: an edit makes a new value with
+`dataclasses.replace`, which makes undo/redo and thread hand-off safe. Coordinates are in
+source-image pixels (x0, y0, x1, y1), origin top-left.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+Box = tuple[float, float, float, float]
+
+KINDS = ("bubble", "text", "other", "manual")
+
+
+@dataclass(frozen=True)
+class Block:
+    id: str  # stable id, unique within its page
+    order: int  # 1-based reading-order number
+    kind: str  # one of KINDS
+    box: Box
+    polygon: tuple[tuple[float, float], ...] | None = None
+    vertical: bool = False
+    score: float | None = None  # detector confidence, None for user-drawn boxes
+    ocr_text: str = ""  # the model's text
+    text: str | None = None  # the user's edited text, None when not edited
+    translation: str = ""
+    model: str = ""  # which OCR model produced ocr_text
+    patches: int | None = None  # patch budget used for ocr_text
+
+    @property
+    def display_text(self) -> str:
+        """What the user sees: the edited text when there is one, else the model's."""
+        return self.text if self.text is not None else self.ocr_text
+
+    @property
+    def edited(self) -> bool:
+        return self.text is not None and self.text != self.ocr_text
+
+
+@dataclass(frozen=True)
+class Page:
+    name: str  # path relative to the source root (or the archive member name)
+    width: int = 0
+    height: int = 0
+    blocks: tuple[Block, ...] = ()
+    processed: bool = False  # detection + OCR has run on this page
+    error: str | None = None  # why the page could not be read, if it could not
+
+    def block(self, block_id: str) -> Block | None:
+        return next((b for b in self.blocks if b.id == block_id), None)
+
+    def with_blocks(self, blocks) -> Page:
+        """A copy with these blocks, renumbered 1..n in the given order."""
+        ordered = tuple(replace(b, order=i + 1) for i, b in enumerate(blocks))
+        return replace(self, blocks=ordered)
+
+
+@dataclass
+class Project:
+    source: str  # absolute path of the folder or archive
+    pages: list[Page] = field(default_factory=list)
+    order: str = "rtl"  # reading order used for detection: rtl (manga) or ltr
+    version: int = 1
+
+    def page_index(self, name: str) -> int:
+        for i, p in enumerate(self.pages):
+            if p.name == name:
+                return i
+        raise KeyError(name)
