@@ -154,3 +154,25 @@ def test_unsupported_and_missing_paths(tmp_path):
     rar.write_bytes(b"Rar!")
     with pytest.raises(UserError, match="CBR files are not supported"):
         open_source(rar)
+
+
+def test_size_reads_only_the_header(tmp_path):
+    exif = Image.Exif()
+    exif[0x0112] = 8
+    Image.new("RGB", (30, 10)).save(tmp_path / "rot.jpg", exif=exif.tobytes())
+    full = _png_bytes(size=(300, 200))
+    (tmp_path / "cut.png").write_bytes(full[:60])  # header intact, pixel data cut off
+    (tmp_path / "empty.png").write_bytes(b"")
+    cbz = _make_cbz(tmp_path / "v.cbz", {"cut.png": full[:60]})
+    with open_source(tmp_path) as source:
+        assert source.size("cut.png") == (300, 200)
+        with pytest.raises(ImageError, match="cut.png"):
+            source.load("cut.png")
+        assert source.size("rot.jpg") == (10, 30)  # upright size, as load() returns it
+        assert source.load("rot.jpg").size == (10, 30)
+        with pytest.raises(ImageError, match="0 bytes"):
+            source.size("empty.png")
+        with pytest.raises(ImageError, match="no such page"):
+            source.size("other.png")
+    with open_source(cbz) as source:
+        assert source.size("cut.png") == (300, 200)

@@ -11,11 +11,13 @@ folders included, e.g. "ch01/003.png"; archive member names as stored), in natur
 """
 from __future__ import annotations
 
+import io
 import os
 import re
 import threading
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from PIL import Image
 
@@ -70,7 +72,10 @@ class Source:
 
     def size(self, name: str) -> tuple[int, int]:
         """(width, height) in pixels of page `name` as `load` returns it, from its header only."""
-        return image_size(self._read_checked(name), self.describe(name))
+        if name not in self._known:
+            self._read_checked(name)  # raises the "no such page" error
+        with self._open_stream(name) as stream:
+            return image_size(stream, self.describe(name))
 
     def read_bytes(self, name: str) -> bytes:
         """The encoded bytes of page `name` (as stored)."""
@@ -104,11 +109,33 @@ class Source:
     def _read(self, name: str) -> bytes:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _open_stream(self, name: str) -> BinaryIO:
+        """A seekable binary stream of the page (subclasses avoid reading it whole)."""
+        data = self._read(name)
+        if not data:
+            raise ImageError(f"{self.describe(name)}: the file is empty (0 bytes). Copy the page "
+                             "again from its original, or remove it.")
+        return io.BytesIO(data)
+
 
 class FolderSource(Source):
     """Image files in a folder and its subfolders (hidden files and folders skipped)."""
 
     kind = "folder"
+
+    def _open_stream(self, name: str) -> BinaryIO:
+        file = self.path / name
+        try:
+            if file.stat().st_size == 0:
+                raise ImageError(f"{file}: the file is empty (0 bytes). Copy the page again from "
+                                 "its original, or remove it from the folder.")
+            return open(file, "rb")
+        except FileNotFoundError as exc:
+            raise ImageError(f"{file}: the page was removed or renamed since the folder was "
+                             "opened. Reopen the folder.") from exc
+        except OSError as exc:
+            raise ImageError(f"{file}: cannot read the file ({exc.strerror or exc}). Check its "
+                             "permissions and that the disk is reachable.") from exc
 
     @classmethod
     def scan(cls, path: Path) -> FolderSource:
