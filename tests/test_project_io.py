@@ -68,6 +68,8 @@ def test_round_trip_keeps_every_field(tmp_path):
     assert set(saved["pages"][0]["blocks"][0]) == {f.name for f in fields(Block)}
     assert saved["format"] == "hayai-desktop-project" and saved["version"] == 1
     assert "テキスト1" in path.read_text(encoding="utf-8")  # readable UTF-8, not \\u escapes
+    empty = Project(source=str(tmp_path / "empty"))
+    assert load_project(save_project(empty, tmp_path / "e.json")) == empty
 
 
 class _Unserializable:
