@@ -282,3 +282,10 @@ def test_unwritable_target_raises_user_error(tmp_path):
     project = _project(tmp_path)
     with pytest.raises(UserError, match="cannot save the project"):
         save_project(project, Path("/proc/hayai.json"))
+
+
+def test_document_layer_imports_no_qt():
+    code = ("import sys, app.core.images, app.core.sources, app.core.project_io, app.core.export; "
+            "bad = [m for m in sys.modules if m.startswith(('PySide6', 'app.ui', 'torch'))]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
