@@ -1,0 +1,121 @@
+"""What the PyInstaller bundle holds, as plain data: read by hayai-desktop.spec and by the fast
+CI check (tests/test_packaging.py), so the test checks exactly what the build uses.
+
+Nothing here imports PyInstaller, torch or Qt: the spec turns these lists into Analysis
+arguments (collect_submodules, copy_metadata, collect_data_files), the test checks that every
+named file exists, that no path is absolute or points into a site-packages folder, and that
+every module name imports in the build environment.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent  # the project root (holds app/, resources/)
+APP_NAME = "hayai-desktop"                    # dist/hayai-desktop/hayai-desktop
+ENTRY = "packaging/entry.py"                  # relative to ROOT
+ICON_DIR = "resources/icons"                  # optional: hayai-desktop.ico / .icns for Windows / macOS
+
+# Imported by name at run time, which PyInstaller's import scan cannot see:
+# - app.cli loads app.commands.* with importlib (every app module is listed by app_modules());
+# - transformers resolves `from transformers import Siglip2VisionModel` through its lazy module
+#   machinery (importlib on "transformers.models.siglip2.modeling_siglip2").
+SUBMODULE_PACKAGES = [
+    "transformers.models.siglip2",
+    "transformers.models.auto",             # imported by modeling_utils through the lazy module
+    "transformers.models.encoder_decoder",
+    "tokenizers",
+    "safetensors",
+]
+HIDDEN_IMPORTS = [
+    "transformers.models.siglip2.configuration_siglip2",
+    "transformers.models.siglip2.modeling_siglip2",
+    "safetensors.torch",
+    "torchvision.transforms.v2",
+    "PIL.ImageDraw",
+    "PIL.ImageFont",
+]
+
+# Distributions whose metadata is read at run time (importlib.metadata.version checks in
+# transformers, huggingface_hub, ultralytics, torch). Distribution names, not module names.
+METADATA = [
+    "transformers", "tokenizers", "safetensors", "huggingface_hub", "torch", "torchvision", "tqdm",
+    "regex", "numpy", "packaging", "filelock", "pyyaml", "pillow", "ultralytics", "opencv-python",
+    "platformdirs", "rapidfuzz", "requests", "psutil",
+]
+
+# Packages whose non-Python files are needed: ultralytics' cfg/ (model and default yamls).
+DATA_PACKAGES = {
+    "ultralytics": ["cfg/**/*.yaml"],
+}
+
+# Modules the app never uses. Dropping them keeps the bundle smaller and the build shorter.
+EXCLUDES = [
+    # torch extras: the compiler stack (triton alone is ~900 MB), test suites, tensorboard
+    # (torch.testing._internal itself stays: torch.utils.checkpoint imports its logging_tensor)
+    "triton", "torch.testing._internal.distributed", "torch.testing._internal.opinfo",
+    "torch.testing._internal.common_methods_invocations", "torch.testing._internal.optests",
+    "torch.utils.tensorboard", "tensorboard", "torch.utils.benchmark",
+    "torch._inductor.fx_passes.serialized_patterns", "functorch.dim",
+    # plotting / dataframes / notebooks: not used by ultralytics' predict path (checked by the smoke test)
+    "matplotlib", "polars", "pandas", "scipy", "IPython", "jupyter", "notebook", "ipykernel", "tkinter",
+    # build and test tooling present in the dev environment
+    "pytest", "_pytest", "pytestqt", "PyInstaller", "ruff", "pip",
+    # Qt modules the app does not load (it uses QtCore, QtGui, QtWidgets only)
+    "PySide6.QtWebEngineCore", "PySide6.QtWebEngineWidgets", "PySide6.QtWebEngineQuick", "PySide6.QtWebChannel",
+    "PySide6.QtWebSockets", "PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtQuickWidgets", "PySide6.QtQuick3D",
+    "PySide6.Qt3DCore", "PySide6.Qt3DRender", "PySide6.Qt3DInput", "PySide6.Qt3DLogic", "PySide6.Qt3DExtras",
+    "PySide6.Qt3DAnimation", "PySide6.QtMultimedia", "PySide6.QtMultimediaWidgets", "PySide6.QtPdf",
+    "PySide6.QtPdfWidgets", "PySide6.QtCharts", "PySide6.QtDataVisualization", "PySide6.QtGraphs",
+    "PySide6.QtDesigner", "PySide6.QtHelp", "PySide6.QtBluetooth", "PySide6.QtPositioning", "PySide6.QtLocation",
+    "PySide6.QtSensors", "PySide6.QtSerialPort", "PySide6.QtSql", "PySide6.QtTest", "PySide6.QtRemoteObjects",
+    "PySide6.QtScxml", "PySide6.QtSpatialAudio", "PySide6.QtTextToSpeech", "PySide6.QtNfc", "PySide6.QtHttpServer",
+]
+
+# Files under resources/ that are not shipped (sources of generated files, notes).
+RESOURCE_SKIP_SUFFIXES = {".md", ".pyc", ".xcf", ".psd"}
+
+
+def app_modules(root: Path = ROOT) -> list[str]:
+    """Every module of the `app` package, dotted (`app.commands.ocr`), found by walking app/."""
+    names = []
+    for path in sorted((root / "app").rglob("*.py")):
+        rel = path.relative_to(root).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        names.append(".".join(parts))
+    return names
+
+
+def resource_datas(root: Path = ROOT) -> list[tuple[str, str]]:
+    """(source file, destination folder in the bundle) for each file under resources/.
+
+    Source paths are relative to `root` (the spec passes absolute ones built from SPECPATH).
+    Model weights are not bundled apart from the small demo models in resources/demo.
+    """
+    res = root / "resources"
+    if not res.is_dir():
+        return []
+    out = []
+    for path in sorted(res.rglob("*")):
+        if path.is_file() and path.suffix.lower() not in RESOURCE_SKIP_SUFFIXES and "__pycache__" not in path.parts:
+            rel = path.relative_to(root)
+            out.append((rel.as_posix(), rel.parent.as_posix()))
+    return out
+
+
+def package_datas(root: Path = ROOT) -> list[tuple[str, str]]:
+    """The app package's non-Python files (e.g. app/core/export_schema.json), same layout as resource_datas."""
+    out = []
+    for path in sorted((root / "app").rglob("*")):
+        if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts:
+            rel = path.relative_to(root)
+            out.append((rel.as_posix(), rel.parent.as_posix()))
+    return out
+
+
+def icon(root: Path = ROOT, platform: str = "linux") -> str | None:
+    """The platform icon file relative to root (`.ico` Windows, `.icns` macOS), None when absent."""
+    suffix = {"win32": ".ico", "darwin": ".icns"}.get(platform)
+    if suffix is None:
+        return None
+    path = root / ICON_DIR / f"{APP_NAME}{suffix}"
+    return path.relative_to(root).as_posix() if path.is_file() else None
