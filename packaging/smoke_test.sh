@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Build the one-folder bundle from hayai-desktop.spec, then check that the frozen app works where no
+# Python environment exists: each check runs under `env -i` (PATH=/usr/bin:/bin, a fresh HOME,
+# QT_QPA_PLATFORM=offscreen) from a scratch working directory.
+#
+#   bash packaging/smoke_test.sh              build, then check   (make bundle)
+#   SKIP_BUILD=1 bash packaging/smoke_test.sh check the existing dist/hayai-desktop
+#   PY=/path/to/python bash packaging/smoke_test.sh   build with another environment (default: .venv)
+#
+# Checks (the frozen results must equal those of the source install on the same tiny models):
+#   version    hayai-desktop --version
+#   recognize  a tiny random-weight OCR checkpoint (app.ocr.testing) on two generated crops
+#   ocr        a generated folder of pages with a tiny random-weight YOLO detector (app.detect.testing)
+#   gui        --smoke-test: main window offscreen, one page through the pipeline, exit 0
+# Exit status: 0 when every check passed, 1 otherwise. Build log: build/pyinstaller.log.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+PY="${PY:-$ROOT/.venv/bin/python}"
+[ -x "$PY" ] || PY="$(command -v python3)"
+BUNDLE="$ROOT/dist/hayai-desktop/hayai-desktop"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/hayai-bundle-smoke.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+passed=()
+
+say() { printf '[smoke] %s\n' "$*"; }
+fail() { say "FAIL $*"; failures=$((failures + 1)); }
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+    mkdir -p build
+    say "building with $("$PY" -m PyInstaller --version 2>/dev/null || echo '?') ($PY); log: build/pyinstaller.log"
+    start=$(date +%s)
+    if ! "$PY" -m PyInstaller --noconfirm --log-level WARN hayai-desktop.spec >build/pyinstaller.log 2>&1; then
+        tail -n 30 build/pyinstaller.log
+        say "FAIL build (see build/pyinstaller.log)"
+        exit 1
+    fi
+    say "build time: $(( $(date +%s) - start )) s"
+fi
+[ -x "$BUNDLE" ] || { say "FAIL no bundle at $BUNDLE"; exit 1; }
+say "bundle size: $(du -sh "$ROOT/dist/hayai-desktop" | cut -f1) ($ROOT/dist/hayai-desktop)"
+
+# --- fixtures, made with the build environment before entering the clean one -----------------------
+mkdir -p "$WORK/home" "$WORK/cwd" "$WORK/crops" "$WORK/pages" "$WORK/src"
+HAVE_DETECT=0; [ -f app/detect/testing.py ] && [ -f app/commands/ocr.py ] && HAVE_DETECT=1
+HAVE_GUI=0; [ -f app/ui/main.py ] && HAVE_GUI=1
+"$PY" - "$WORK" "$HAVE_DETECT" <<'EOF' || { say "FAIL fixtures"; exit 1; }
+import os, sys
+from pathlib import Path
+from PIL import Image, ImageDraw
+work, have_detect = Path(sys.argv[1]), sys.argv[2] == "1"
+os.environ.update(YOLO_OFFLINE="1", YOLO_VERBOSE="false", YOLO_AUTOINSTALL="false")
+from app.ocr.testing import write_tiny_checkpoint
+write_tiny_checkpoint(work / "tiny-ocr")
+for i, (w, h) in enumerate([(48, 160), (200, 40)]):
+    im = Image.new("RGB", (w, h), "white")
+    ImageDraw.Draw(im).text((4, 4), "あい"[i], fill="black")
+    im.save(work / "crops" / f"crop{i}.png")
+for i in range(2):
+    im = Image.new("RGB", (480, 640), "white")
+    d = ImageDraw.Draw(im)
+    d.ellipse((40 + 30 * i, 60, 260, 300), outline="black", width=4)
+    for k in range(5):
+        d.line((120 + 18 * k, 110, 120 + 18 * k, 250), fill="black", width=5)
+    im.save(work / "pages" / f"page-{i + 1:03d}.png")
+if have_detect:
+    from app.detect.testing import write_tiny_detector
+    write_tiny_detector(work / "tiny-detect.pt")
+EOF
+
+# Runs the bundle from a clean environment: no venv, no PYTHON*, another working directory.
+frozen() {
+    (cd "$WORK/cwd" && env -i PATH=/usr/bin:/bin HOME="$WORK/home" QT_QPA_PLATFORM=offscreen "$BUNDLE" "$@")
+}
+timed() {  # timed NAME CMD...: runs CMD, prints its time
+    local name=$1 t0 ms rc; shift
+    t0=$(date +%s%N)
+    "$@"; rc=$?
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    say "$name: $((ms / 1000)).$(( (ms % 1000) / 100 )) s, exit $rc"
+    return $rc
+}
+
+# version
+want="hayai-desktop $("$PY" -c 'import app; print(app.__version__)')"
+got="$(frozen --version 2>&1)"
+if [ "$got" = "$want" ]; then passed+=(version); else fail "version: got '$got', want '$want'"; fi
+
+# recognize: frozen output == source output
+"$PY" -m app recognize --model "$WORK/tiny-ocr" --device cpu --json "$WORK"/crops/*.png >"$WORK/src/recognize.json" 2>"$WORK/src/recognize.err" \
+    || { cat "$WORK/src/recognize.err"; fail "recognize (source run)"; }
+if timed "recognize (frozen)" frozen recognize --model "$WORK/tiny-ocr" --device cpu --json "$WORK"/crops/*.png \
+        >"$WORK/recognize.json" 2>"$WORK/recognize.err"; then
+    if cmp -s "$WORK/recognize.json" "$WORK/src/recognize.json"; then passed+=(recognize)
+    else fail "recognize: frozen output differs from the source install"; diff "$WORK/src/recognize.json" "$WORK/recognize.json" | head; fi
+else
+    tail -n 20 "$WORK/recognize.err"; fail recognize
+fi
+
+# ocr: same pages, texts and boxes as the source install
+same_pages() {  # same_pages A.json B.json: the pages and blocks (box, text) agree
+    "$PY" - "$1" "$2" <<'EOF'
+import json, sys
+def key(path):
+    doc = json.load(open(path, encoding="utf-8"))
+    return [(p["name"], p["error"], [(b["kind"], [round(v, 1) for v in b["box"]], b["text"]) for b in p["blocks"]])
+            for p in doc["pages"]]
+a, b = key(sys.argv[1]), key(sys.argv[2])
+print(f"pages: {len(b)}, blocks: {sum(len(p[2]) for p in b)}")
+sys.exit(0 if a == b and len(a) == 2 else 1)
+EOF
+}
+if [ "$HAVE_DETECT" = 1 ]; then
+    ocr_args=(ocr "$WORK/pages" --detector "$WORK/tiny-detect.pt" --model "$WORK/tiny-ocr" --device cpu
+              --imgsz 320 --conf 0.01 --format json)
+    (cd "$WORK" && "$PY" -m app "${ocr_args[@]}" --out "$WORK/src/ocr.json" 2>"$WORK/src/ocr.err") \
+        || { tail -n 20 "$WORK/src/ocr.err"; fail "ocr (source run)"; }
+    if timed "ocr (frozen)" frozen "${ocr_args[@]}" --out "$WORK/ocr.json" 2>"$WORK/ocr.err"; then
+        if same_pages "$WORK/src/ocr.json" "$WORK/ocr.json"; then passed+=(ocr)
+        else fail "ocr: frozen output differs from the source install"; fi
+    else
+        tail -n 20 "$WORK/ocr.err"; fail ocr
+    fi
+else
+    say "SKIP ocr (app/commands/ocr.py or app/detect/testing.py not in this tree)"
+fi
+
+# gui: --smoke-test with the tiny models
+if [ "$HAVE_GUI" = 1 ] && [ "$HAVE_DETECT" = 1 ]; then
+    if timed "gui --smoke-test (frozen)" frozen --smoke-test --model "$WORK/tiny-ocr" --detector "$WORK/tiny-detect.pt" \
+            "$WORK/pages" 2>"$WORK/gui.err"; then
+        passed+=(gui); grep -i "smoke test" "$WORK/gui.err" | sed 's/^/[smoke]   /'
+    else
+        tail -n 20 "$WORK/gui.err"; fail "gui --smoke-test"
+    fi
+else
+    say "SKIP gui (app/ui/main.py or the detector not in this tree)"
+fi
+
+# nothing may have been written next to the bundle or into the working directory
+if [ -n "$(ls -A "$WORK/cwd")" ]; then fail "the frozen app wrote into its working directory: $(ls "$WORK/cwd")"; fi
+
+say "passed: ${passed[*]:-none}; failed: $failures"
+[ "$failures" = 0 ]
