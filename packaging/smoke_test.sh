@@ -115,7 +115,7 @@ EOF
 if [ "$HAVE_DETECT" = 1 ]; then
     ocr_args=(ocr "$WORK/pages" --detector "$WORK/tiny-detect.pt" --model "$WORK/tiny-ocr" --device cpu
               --imgsz 320 --conf 0.01 --format json)
-    (cd "$WORK" && "$PY" -m app "${ocr_args[@]}" --out "$WORK/src/ocr.json" 2>"$WORK/src/ocr.err") \
+    "$PY" -m app "${ocr_args[@]}" --out "$WORK/src/ocr.json" 2>"$WORK/src/ocr.err" \
         || { tail -n 20 "$WORK/src/ocr.err"; fail "ocr (source run)"; }
     if timed "ocr (frozen)" frozen "${ocr_args[@]}" --out "$WORK/ocr.json" 2>"$WORK/ocr.err"; then
         if same_pages "$WORK/src/ocr.json" "$WORK/ocr.json"; then passed+=(ocr)

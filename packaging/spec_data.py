@@ -43,6 +43,10 @@ METADATA = [
     "platformdirs", "rapidfuzz", "requests", "psutil",
 ]
 
+# Packages whose compiled extensions are loaded by path rather than imported, so the import scan
+# misses them: torchvision's `_C_stable.so` (nms, used by ultralytics) and `image_stable.so`.
+DYNAMIC_LIB_PACKAGES = ["torchvision"]
+
 # Packages whose non-Python files are needed: ultralytics' cfg/ (model and default yamls).
 DATA_PACKAGES = {
     "ultralytics": ["cfg/**/*.yaml"],
@@ -51,10 +55,8 @@ DATA_PACKAGES = {
 # Modules the app never uses. Dropping them keeps the bundle smaller and the build shorter.
 EXCLUDES = [
     # torch extras: the compiler stack (triton alone is ~900 MB), test suites, tensorboard
-    # (torch.testing._internal itself stays: torch.utils.checkpoint imports its logging_tensor)
-    "triton", "torch.testing._internal.distributed", "torch.testing._internal.opinfo",
-    "torch.testing._internal.common_methods_invocations", "torch.testing._internal.optests",
-    "torch.utils.tensorboard", "tensorboard", "torch.utils.benchmark",
+    # (torch.testing._internal stays: torch.utils.checkpoint and torch.distributed import parts of it)
+    "triton", "torch.utils.tensorboard", "tensorboard", "torch.utils.benchmark",
     "torch._inductor.fx_passes.serialized_patterns", "functorch.dim",
     # plotting / dataframes / notebooks: not used by ultralytics' predict path (checked by the smoke test)
     "matplotlib", "polars", "pandas", "scipy", "IPython", "jupyter", "notebook", "ipykernel", "tkinter",

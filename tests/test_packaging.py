@@ -56,7 +56,7 @@ def test_spec_is_valid_python_and_uses_spec_data():
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name) and node.value.id == "sd"}
     assert {"ENTRY", "APP_NAME", "EXCLUDES", "METADATA", "HIDDEN_IMPORTS", "SUBMODULE_PACKAGES",
-            "DATA_PACKAGES", "resource_datas", "package_datas", "app_modules"} <= used
+            "DATA_PACKAGES", "DYNAMIC_LIB_PACKAGES", "resource_datas", "package_datas", "app_modules"} <= used
     calls = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     assert {"Analysis", "PYZ", "EXE", "COLLECT"} <= calls
 
@@ -98,7 +98,8 @@ def test_every_app_module_is_a_hidden_import():
         assert _module_file(module) is not None, module
 
 
-@pytest.mark.parametrize("name", sd.HIDDEN_IMPORTS + sd.SUBMODULE_PACKAGES + list(sd.DATA_PACKAGES))
+@pytest.mark.parametrize("name", sd.HIDDEN_IMPORTS + sd.SUBMODULE_PACKAGES + list(sd.DATA_PACKAGES)
+                         + sd.DYNAMIC_LIB_PACKAGES)
 def test_hidden_imports_resolve(name):
     assert _module_file(name) is not None, f"{name}: listed in packaging/spec_data.py but not installed"
 
@@ -106,6 +107,12 @@ def test_hidden_imports_resolve(name):
 def test_metadata_distributions_are_installed():
     for dist in sd.METADATA:
         assert importlib.metadata.version(dist), dist
+
+
+def test_dynamic_lib_packages_hold_libraries():
+    for package in sd.DYNAMIC_LIB_PACKAGES:
+        folder = _module_file(package).parent
+        assert list(folder.glob("*.so")) + list(folder.glob("*.pyd")) + list(folder.glob("*.dylib")), package
 
 
 def test_data_package_patterns_match_files():
