@@ -46,6 +46,7 @@ METADATA = [
 # Packages whose compiled extensions are loaded by path rather than imported, so the import scan
 # misses them: torchvision's `_C_stable.so` (nms, used by ultralytics) and `image_stable.so`.
 DYNAMIC_LIB_PACKAGES = ["torchvision"]
+DYNAMIC_LIB_PATTERNS = ["*.so", "*.pyd", "*.dylib"]  # PyInstaller's default only matches lib*.so on Linux
 
 # Packages whose non-Python files are needed: ultralytics' cfg/ (model and default yamls).
 DATA_PACKAGES = {

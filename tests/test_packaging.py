@@ -112,7 +112,7 @@ def test_metadata_distributions_are_installed():
 def test_dynamic_lib_packages_hold_libraries():
     for package in sd.DYNAMIC_LIB_PACKAGES:
         folder = _module_file(package).parent
-        assert list(folder.glob("*.so")) + list(folder.glob("*.pyd")) + list(folder.glob("*.dylib")), package
+        assert [p for pattern in sd.DYNAMIC_LIB_PATTERNS for p in folder.glob(pattern)], package
 
 
 def test_data_package_patterns_match_files():
