@@ -139,6 +139,28 @@ else
     say "SKIP gui (app/ui/main.py or the detector not in this tree)"
 fi
 
+# resources: every shipped file of resources/ is in the bundle; the demo runs from them when present
+if [ -d resources ]; then
+    missing=$("$PY" - "$ROOT/dist/hayai-desktop/_internal" <<'EOF'
+import sys
+from pathlib import Path
+sys.path.insert(0, "packaging")
+import spec_data as sd
+print(" ".join(src for src, _ in sd.resource_datas() if not (Path(sys.argv[1]) / src).is_file()))
+EOF
+)
+    if [ -z "$missing" ]; then passed+=(resources); else fail "resources missing from the bundle: $missing"; fi
+    if [ -n "$(find resources/demo -name config.json 2>/dev/null)" ] && [ -n "$(find resources/demo -name '*.pt' 2>/dev/null)" ]; then
+        if timed "gui --demo --smoke-test (frozen)" frozen --demo --smoke-test 2>"$WORK/demo.err"; then
+            passed+=(demo); grep -i "smoke test" "$WORK/demo.err" | sed 's/^/[smoke]   /' >&3
+        else
+            tail -n 20 "$WORK/demo.err"; fail "gui --demo --smoke-test"
+        fi
+    else
+        say "SKIP demo (no demo models in resources/demo)"
+    fi
+fi
+
 # nothing may have been written next to the bundle or into the working directory
 if [ -n "$(ls -A "$WORK/cwd")" ]; then fail "the frozen app wrote into its working directory: $(ls "$WORK/cwd")"; fi
 
