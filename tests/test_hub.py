@@ -7,6 +7,7 @@ import os
 import random
 import signal
 
+import huggingface_hub.constants as hf_constants  # imported before any test sets HF_ENDPOINT
 import pytest
 
 from app.cli import main
@@ -92,6 +93,7 @@ def test_models_dir_env_override(tmp_path, monkeypatch):
 def test_download_progress_verify_and_never_py(hubenv):
     server, entry, files = hubenv
     seen: list[tuple[str, int, int | None]] = []
+    assert hf_constants.ENDPOINT != server.endpoint  # HF_ENDPOINT set after import is still honoured
     path = hub.download(entry.name, progress=lambda f, d, t: seen.append((f, d, t)))
     assert path == hub.models_dir() / entry.name
     for name, data in files.items():
@@ -214,6 +216,9 @@ def test_resolution_order_explicit_then_store_then_hf_cache(hubenv, tmp_path, mo
     assert hub.resolve_model(f"./{entry.name}") == (tmp_path / entry.name).resolve()
     with pytest.raises(ModelError, match="neither an existing model folder"):
         hub.resolve_model(str(tmp_path / "nowhere"))
+    # remove() empties the app store only: the HF cache copy is found again.
+    assert hub.remove(entry.name)
+    assert hub.resolve_model(entry.name) == cached
 
 
 def test_unpinned_detector_needs_explicit_trust(hubenv, tmp_path):
@@ -231,6 +236,10 @@ def test_unpinned_detector_needs_explicit_trust(hubenv, tmp_path):
     path.write_bytes(weights[:-1] + b"x")
     with pytest.raises(ModelError, match="det.pt is corrupt"):
         hub.resolve_model(det)
+    # Removing forgets the trust: the next download must be trusted again.
+    hub.remove(det)
+    with pytest.raises(ModelError, match="--trust-unpinned"):
+        hub.download(det)
     # A file the user picks explicitly is returned as is.
     mine = tmp_path / "mine.pt"
     mine.write_bytes(b"user-chosen")

@@ -449,9 +449,14 @@ def verify(name: str | ModelEntry) -> list[tuple[str, bool, str]]:
 
 
 def remove(name: str | ModelEntry) -> bool:
-    """Delete a model from the app store (never from the HF cache). True if something was removed."""
+    """Delete a model from the app store (never from the HF cache) and forget any trust given to its
+    unpinned files. True if a folder was removed."""
     entry = get_entry(name)
     store = _store_path(entry)
+    trusted = _read_json(_trusted_path())
+    keys = [f"{entry.repo_id}/{f.name}" for f in entry.files if f"{entry.repo_id}/{f.name}" in trusted]
+    if keys:  # trust went with the removed copy: a new download needs --trust-unpinned again
+        _write_json(_trusted_path(), {k: v for k, v in trusted.items() if k not in keys})
     if not store.exists():
         return False
     shutil.rmtree(store)
