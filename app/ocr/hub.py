@@ -396,7 +396,8 @@ def resolve_model(name_or_path: str | os.PathLike | ModelEntry, *, trust_unpinne
             if path.exists():
                 return path.resolve()
             raise ModelError(f"{text!r} is neither an existing model folder or file nor a known model name "
-                             f"({', '.join(sorted(MODELS))}; aliases {', '.join(sorted(ALIASES))}).")
+                             f"({', '.join(sorted(MODELS))}; aliases {', '.join(sorted(ALIASES))}). Pass an existing "
+                             "folder, or download a model: `hayai-desktop models download nova`.")
         entry = get_entry(text)
     found = locate(entry)
     if found is None:
