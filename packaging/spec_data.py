@@ -74,8 +74,25 @@ EXCLUDES = [
     "PySide6.QtScxml", "PySide6.QtSpatialAudio", "PySide6.QtTextToSpeech", "PySide6.QtNfc", "PySide6.QtHttpServer",
 ]
 
+# Qt plugins that PySide6's hooks collect but the app never loads, and the Qt libraries only they
+# need (QML/Quick for the virtual keyboard, Pdf for the PDF image format): about 25 MB.
+# fnmatch patterns on the file's path in the bundle.
+BINARY_EXCLUDES = [
+    "*/platforminputcontexts/libqtvirtualkeyboardplugin.*", "*/imageformats/*qpdf.*",
+    "*libQt6VirtualKeyboard*", "*libQt6Quick*", "*libQt6Qml*", "*libQt6Pdf*",
+    "*Qt6VirtualKeyboard*.dll", "*Qt6Quick*.dll", "*Qt6Qml*.dll", "*Qt6Pdf*.dll",
+]
+
 # Files under resources/ that are not shipped (sources of generated files, notes).
 RESOURCE_SKIP_SUFFIXES = {".md", ".pyc", ".xcf", ".psd"}
+
+
+def keep_binary(dest: str) -> bool:
+    """False for a bundle path matched by BINARY_EXCLUDES (`PySide6/Qt/lib/libQt6Qml.so.6`)."""
+    from fnmatch import fnmatch
+
+    dest = dest.replace("\\", "/")
+    return not any(fnmatch(dest, pattern) or fnmatch("/" + dest, pattern) for pattern in BINARY_EXCLUDES)
 
 
 def app_modules(root: Path = ROOT) -> list[str]:

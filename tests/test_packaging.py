@@ -115,6 +115,18 @@ def test_dynamic_lib_packages_hold_libraries():
         assert [p for pattern in sd.DYNAMIC_LIB_PATTERNS for p in folder.glob(pattern)], package
 
 
+def test_binary_excludes_drop_unused_qt_only():
+    for dest in ["PySide6/Qt/lib/libQt6Qml.so.6", "libQt6Quick.so.6", "PySide6/Qt/lib/libQt6Pdf.so.6",
+                 "PySide6/Qt/plugins/imageformats/libqpdf.so", "PySide6\\Qt6Quick.dll",
+                 "PySide6/Qt/plugins/platforminputcontexts/libqtvirtualkeyboardplugin.so"]:
+        assert not sd.keep_binary(dest), dest
+    for dest in ["PySide6/Qt/lib/libQt6Widgets.so.6", "PySide6/Qt/lib/libQt6Gui.so.6", "PySide6/Qt/lib/libQt6Svg.so.6",
+                 "PySide6/Qt/plugins/platforms/libqoffscreen.so", "PySide6/Qt/plugins/platforms/libqxcb.so",
+                 "PySide6/Qt/plugins/imageformats/libqjpeg.so", "torch/lib/libtorch_cpu.so",
+                 "torchvision/_C_stable.so", "nvidia/cudnn/lib/libcudnn_ops.so.9"]:
+        assert sd.keep_binary(dest), dest
+
+
 def test_data_package_patterns_match_files():
     for package, patterns in sd.DATA_PACKAGES.items():
         folder = _module_file(package).parent
