@@ -1,0 +1,152 @@
+"""The ultralytics YOLO wrapper: load a detector `.pt`, run it on pages, return detections.
+
+Security: an ultralytics `.pt` is a pickle (ultralytics loads it with `weights_only=False`), so
+loading one can run code. Only two kinds of file reach `load_detector`: the pinned default
+detectors, fetched and sha256-verified by the model store (`app.ocr.hub.resolve_model`), and a
+file the user picked explicitly (a path on the command line or in a file dialog). Nothing is
+loaded from a guessed or downloaded-on-the-fly location, and ultralytics is kept offline
+(`YOLO_OFFLINE`, no auto-install) so a missing file never triggers a download.
+
+ultralytics is slow to import (about a second): it is imported inside functions only.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from app.detect.detection import Detection, build_class_map, detections_from_result
+from app.errors import ModelError
+
+log = logging.getLogger(__name__)
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def _quiet_offline_ultralytics():
+    """Import ultralytics with downloads, auto-install, telemetry and chatter switched off."""
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    os.environ.setdefault("YOLO_AUTOINSTALL", "false")
+    os.environ.setdefault("YOLO_VERBOSE", "false")
+    import ultralytics
+
+    return ultralytics
+
+
+def resolve_device(device: str = "auto") -> str:
+    """"auto" -> "cuda" when available, then "mps", else "cpu"; an explicit choice is checked."""
+    import torch
+
+    if device not in DEVICES:
+        raise ModelError(f"unknown device {device!r}: use one of {', '.join(DEVICES)}")
+    cuda = torch.cuda.is_available()
+    mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    if device == "auto":
+        return "cuda" if cuda else "mps" if mps else "cpu"
+    if device == "cuda" and not cuda:
+        raise ModelError("device cuda was asked for but PyTorch sees no CUDA GPU: use --device cpu or auto")
+    if device == "mps" and not mps:
+        raise ModelError("device mps was asked for but this PyTorch has no Apple MPS backend: use cpu or auto")
+    return device
+
+
+def resolve_detector_path(path_or_name: str | os.PathLike) -> Path:
+    """An existing `.pt` file as given, else a detector name resolved through the model store."""
+    path = Path(path_or_name).expanduser()
+    if path.is_file():
+        if path.suffix.lower() != ".pt":
+            raise ModelError(f"{path}: not an ultralytics detector; pick a YOLO .pt file")
+        return path.resolve()
+    if path.exists():
+        raise ModelError(f"{path}: is a folder; pick the detector's .pt file")
+    looks_like_path = path.suffix.lower() == ".pt" or os.sep in str(path_or_name) or "/" in str(path_or_name)
+    if looks_like_path:
+        raise ModelError(f"{path}: detector file not found; check the path or pick another .pt file")
+    return _resolve_named_detector(str(path_or_name))
+
+
+def _resolve_named_detector(name: str) -> Path:
+    """Hook for detectors listed in the model manifest (fetched and verified by app.ocr.hub)."""
+    try:
+        from app.ocr.hub import resolve_model
+    except ImportError as exc:
+        raise ModelError(f"detector {name!r}: not a file, and the model store is not available ({exc})") from exc
+    path = Path(resolve_model(name))
+    if path.is_dir():
+        candidates = sorted(path.glob("*.pt"))
+        if len(candidates) != 1:
+            raise ModelError(f"detector {name!r}: expected one .pt file in {path}, found {len(candidates)}")
+        path = candidates[0]
+    if path.suffix.lower() != ".pt" or not path.is_file():
+        raise ModelError(f"detector {name!r} resolved to {path}, which is not a .pt file")
+    return path
+
+
+class Detector:
+    """A loaded YOLO model (detection or segmentation) and its class -> kind mapping.
+
+    name: the file stem (e.g. "comic-speech-bubble-detector"); path: the loaded file;
+    device: "cpu" | "cuda" | "mps"; names: {class id: class name}; class_map: {class id: kind}.
+    """
+
+    def __init__(self, model, path: Path, device: str, class_map: Mapping | None = None):
+        self._model = model
+        self.path = path
+        self.name = path.stem
+        self.device = device
+        self.task = getattr(model, "task", "detect")
+        self.names = {int(k): str(v) for k, v in model.names.items()}
+        self.class_map = build_class_map(self.names, class_map)
+
+    def __repr__(self) -> str:
+        return f"Detector({self.name!r}, task={self.task!r}, device={self.device!r}, classes={self.class_map})"
+
+    def detect(self, images: Sequence, imgsz: int = 1024, conf: float = 0.25, iou: float = 0.5,
+               batch: int = 4) -> list[list[Detection]]:
+        """Detections for each image (PIL RGB images or HxWx3 uint8 RGB arrays), best score first.
+
+        imgsz: the long side the model sees (ultralytics letterboxes, boxes come back in the
+        input image's pixels); conf: minimum score; iou: NMS threshold; batch: images per call.
+        """
+        import numpy as np
+
+        out: list[list[Detection]] = []
+        half = self.device == "cuda"
+        for start in range(0, len(images), max(1, batch)):
+            chunk = images[start:start + max(1, batch)]
+            # ultralytics treats numpy input as BGR (OpenCV) and PIL input as RGB.
+            arrays = [np.ascontiguousarray(np.asarray(im.convert("RGB") if hasattr(im, "convert") else im)[..., ::-1])
+                      for im in chunk]
+            results = self._model.predict(arrays, imgsz=imgsz, conf=conf, iou=iou, device=self.device,
+                                          half=half, verbose=False)
+            out.extend(detections_from_result(r, self.class_map) for r in results)
+        return out
+
+
+def load_detector(path_or_name: str | os.PathLike, device: str = "auto", class_map: Mapping | None = None) -> Detector:
+    """Load an ultralytics detector `.pt` (a user-picked file or a manifest name) on a device.
+
+    class_map: override {class name or id: "bubble" | "text" | "other"} on top of the name rules.
+    Raises ModelError with the file and what to do when the file is missing or not a YOLO model.
+    """
+    path = resolve_detector_path(path_or_name)
+    device = resolve_device(device)
+    _quiet_offline_ultralytics()
+    from ultralytics import YOLO
+
+    try:
+        model = YOLO(str(path))
+    except (TypeError, ValueError, RuntimeError, EOFError, OSError, ModuleNotFoundError, AttributeError,
+            KeyError) as exc:
+        raise ModelError(f"{path}: could not load as an ultralytics YOLO model ({exc}); "
+                         "pick a detector .pt trained with ultralytics") from exc
+    task = getattr(model, "task", None)
+    if task not in ("detect", "segment"):
+        raise ModelError(f"{path}: a YOLO {task!r} model; pick a detection or segmentation model")
+    try:
+        detector = Detector(model, path, device, class_map)
+    except ValueError as exc:
+        raise ModelError(f"{path}: {exc}") from exc
+    log.info("loaded %r", detector)
+    return detector
