@@ -111,16 +111,25 @@ class Detector:
         """
         import numpy as np
 
-        out: list[list[Detection]] = []
+        # ultralytics letterboxes a batch of mixed sizes differently from a lone image, so only
+        # pages of one size share a call: a page's boxes never depend on its neighbours.
+        by_size: dict[tuple[int, int], list[int]] = {}
+        arrays = []
+        for i, im in enumerate(images):
+            # ultralytics treats numpy input as BGR (OpenCV order): hand it BGR.
+            rgb = np.asarray(im.convert("RGB") if hasattr(im, "convert") else im)
+            arrays.append(np.ascontiguousarray(rgb[..., ::-1]))
+            by_size.setdefault(rgb.shape[:2], []).append(i)
+        out: list[list[Detection]] = [[] for _ in images]
+        step = max(1, batch)
         half = self.device == "cuda"
-        for start in range(0, len(images), max(1, batch)):
-            chunk = images[start:start + max(1, batch)]
-            # ultralytics treats numpy input as BGR (OpenCV) and PIL input as RGB.
-            arrays = [np.ascontiguousarray(np.asarray(im.convert("RGB") if hasattr(im, "convert") else im)[..., ::-1])
-                      for im in chunk]
-            results = self._model.predict(arrays, imgsz=imgsz, conf=conf, iou=iou, device=self.device,
-                                          half=half, verbose=False)
-            out.extend(detections_from_result(r, self.class_map) for r in results)
+        for indices in by_size.values():
+            for start in range(0, len(indices), step):
+                chunk = indices[start:start + step]
+                results = self._model.predict([arrays[i] for i in chunk], imgsz=imgsz, conf=conf, iou=iou,
+                                              device=self.device, half=half, verbose=False)
+                for i, result in zip(chunk, results, strict=True):
+                    out[i] = detections_from_result(result, self.class_map)
         return out
 
 
