@@ -21,9 +21,6 @@ from app.errors import ModelError
 
 log = logging.getLogger(__name__)
 
-DEVICES = ("auto", "cpu", "cuda", "mps")
-
-
 def _quiet_offline_ultralytics():
     """Import ultralytics with downloads, auto-install, telemetry and chatter switched off."""
     os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -35,20 +32,11 @@ def _quiet_offline_ultralytics():
 
 
 def resolve_device(device: str = "auto") -> str:
-    """"auto" -> "cuda" when available, then "mps", else "cpu"; an explicit choice is checked."""
-    import torch
+    """The OCR engine's policy (app.ocr.device): "auto" -> "cuda" when available, then "mps",
+    else "cpu"; an explicit choice ("cpu", "cuda", "cuda:1", "mps") is checked (UserError)."""
+    from app.ocr.device import resolve_device as resolve_torch_device
 
-    if device not in DEVICES:
-        raise ModelError(f"unknown device {device!r}: use one of {', '.join(DEVICES)}")
-    cuda = torch.cuda.is_available()
-    mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
-    if device == "auto":
-        return "cuda" if cuda else "mps" if mps else "cpu"
-    if device == "cuda" and not cuda:
-        raise ModelError("device cuda was asked for but PyTorch sees no CUDA GPU: use --device cpu or auto")
-    if device == "mps" and not mps:
-        raise ModelError("device mps was asked for but this PyTorch has no Apple MPS backend: use cpu or auto")
-    return device
+    return str(resolve_torch_device(device))
 
 
 def resolve_detector_path(path_or_name: str | os.PathLike) -> Path:
@@ -122,7 +110,7 @@ class Detector:
             by_size.setdefault(rgb.shape[:2], []).append(i)
         out: list[list[Detection]] = [[] for _ in images]
         step = max(1, batch)
-        half = self.device == "cuda"
+        half = self.device.startswith("cuda")
         for indices in by_size.values():
             for start in range(0, len(indices), step):
                 chunk = indices[start:start + step]

@@ -42,7 +42,7 @@ def tiny_detector(tiny_yolo_path):
     return load_detector(tiny_yolo_path, device="cpu")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_page():
     """page(width, height, seed) -> a noisy white RGB page (PIL), deterministic per seed."""
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from app.detect import Detection, load_detector, resolve_device
-from app.errors import ModelError
+from app.errors import ModelError, UserError
 
 
 def test_import_is_cheap():
@@ -104,7 +104,7 @@ def test_device_policy():
     if torch.cuda.is_available():
         assert resolve_device("cuda") == "cuda"
     else:
-        with pytest.raises(ModelError, match="--device cpu"):
+        with pytest.raises(UserError, match="--device cpu"):
             resolve_device("cuda")
-    with pytest.raises(ModelError, match="unknown device"):
+    with pytest.raises(UserError, match="unknown device"):
         resolve_device("tpu")
