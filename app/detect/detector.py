@@ -22,12 +22,24 @@ from app.errors import ModelError
 log = logging.getLogger(__name__)
 
 def _quiet_offline_ultralytics():
-    """Import ultralytics with downloads, auto-install, telemetry and chatter switched off."""
+    """Import ultralytics with downloads, auto-install, telemetry and chatter switched off.
+
+    ultralytics sets OMP_NUM_THREADS=1 on import when it is unset (a training default); that
+    would also slow the OCR model in this process, so the variable and torch's thread count are
+    put back.
+    """
     os.environ.setdefault("YOLO_OFFLINE", "1")
     os.environ.setdefault("YOLO_AUTOINSTALL", "false")
     os.environ.setdefault("YOLO_VERBOSE", "false")
+    import torch
+
+    threads = torch.get_num_threads()
+    had_omp = "OMP_NUM_THREADS" in os.environ
     import ultralytics
 
+    if not had_omp:
+        os.environ.pop("OMP_NUM_THREADS", None)
+    torch.set_num_threads(threads)
     return ultralytics
 
 
@@ -98,6 +110,7 @@ class Detector:
         input image's pixels); conf: minimum score; iou: NMS threshold; batch: images per call.
         """
         import numpy as np
+        import torch
 
         # ultralytics letterboxes a batch of mixed sizes differently from a lone image, so only
         # pages of one size share a call: a page's boxes never depend on its neighbours.
@@ -111,13 +124,17 @@ class Detector:
         out: list[list[Detection]] = [[] for _ in images]
         step = max(1, batch)
         half = self.device.startswith("cuda")
-        for indices in by_size.values():
-            for start in range(0, len(indices), step):
-                chunk = indices[start:start + step]
-                results = self._model.predict([arrays[i] for i in chunk], imgsz=imgsz, conf=conf, iou=iou,
-                                              device=self.device, half=half, verbose=False)
-                for i, result in zip(chunk, results, strict=True):
-                    out[i] = detections_from_result(result, self.class_map)
+        threads = torch.get_num_threads()  # predict() on the CPU resets it to cores - 1: put it back
+        try:
+            for indices in by_size.values():
+                for start in range(0, len(indices), step):
+                    chunk = indices[start:start + step]
+                    results = self._model.predict([arrays[i] for i in chunk], imgsz=imgsz, conf=conf, iou=iou,
+                                                  device=self.device, half=half, verbose=False)
+                    for i, result in zip(chunk, results, strict=True):
+                        out[i] = detections_from_result(result, self.class_map)
+        finally:
+            torch.set_num_threads(threads)
         return out
 
 
@@ -145,5 +162,11 @@ def load_detector(path_or_name: str | os.PathLike, device: str = "auto", class_m
         detector = Detector(model, path, device, class_map)
     except ValueError as exc:
         raise ModelError(f"{path}: {exc}") from exc
+    # The first predict() builds ultralytics' predictor and fuses conv + batch-norm layers, so its
+    # numbers differ from later calls in the last bits: warm up once, so the first page of a run
+    # gives exactly what a re-run of that page gives.
+    from PIL import Image
+
+    detector.detect([Image.new("RGB", (32, 32), "white")], imgsz=32)
     log.info("loaded %r", detector)
     return detector

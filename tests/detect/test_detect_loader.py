@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -47,7 +48,7 @@ def test_detect_returns_detections_in_image_pixels(tiny_detector, make_page):
     np.testing.assert_allclose([d.box for d in results[1]], [d.box for d in results[2]], atol=1.0)
     # a page's boxes do not depend on the other pages in the call
     (alone,) = tiny_detector.detect([images[0]], imgsz=320, conf=0.0, iou=0.5)
-    assert alone == results[0]
+    assert alone == results[0]  # exactly, also on the first call after loading (warmed up)
 
 
 def test_segmentation_model_gives_polygons_and_maps_names(tiny_seg_path, make_page):
@@ -108,3 +109,18 @@ def test_device_policy():
             resolve_device("cuda")
     with pytest.raises(UserError, match="unknown device"):
         resolve_device("tpu")
+
+
+def test_detector_leaves_torch_threads_alone(tmp_path, make_page):
+    """ultralytics sets torch's CPU threads to cores - 1 and OMP_NUM_THREADS=1; the OCR shares the process."""
+    code = (
+        "import os, sys, torch; sys.path.insert(0, '.'); os.environ.pop('OMP_NUM_THREADS', None)\n"
+        "torch.set_num_threads(3); from app.detect import load_detector\n"
+        "from app.detect.testing import write_tiny_detector\n"
+        f"d = load_detector(write_tiny_detector(r'{tmp_path / 'd.pt'}'), device='cpu')\n"
+        "from PIL import Image; d.detect([Image.new('RGB', (64, 64))], imgsz=64)\n"
+        "print(torch.get_num_threads(), os.environ.get('OMP_NUM_THREADS'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.split()[-2:] == ["3", "None"]
