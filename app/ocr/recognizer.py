@@ -126,9 +126,13 @@ class Recognizer:
 
 def resolve_model_path(path_or_name) -> Path:
     """An existing folder, else a name in the model store (app.ocr.hub)."""
-    path = Path(path_or_name).expanduser()
+    text = str(path_or_name)
+    path = Path(text).expanduser()
     if path.is_dir():
         return path
+    if "/" in text or "\\" in text or text.startswith((".", "~")):
+        raise ModelError(f"{path}: no such model folder. Download a model with "
+                         "`hayai-desktop models download nova` or pass --model DIR.")
     from app.ocr import hub
 
     return Path(hub.resolve_model(str(path_or_name)))
