@@ -2,7 +2,8 @@
 
     hayai-desktop ocr SOURCE... [--out FILE|DIR] [--format json|txt] [--order rtl|ltr]
                       [--patches N] [--detector NAME_OR_PATH] [--model DIR_OR_NAME]
-                      [--device auto|cpu|cuda|mps] [--batch-size N] [--translations]
+                      [--device auto|cpu|cuda|mps] [--batch-size N] [--max-new-tokens N]
+                      [--imgsz PX] [--conf SCORE] [--translations]
 
 Output is what the GUI's export writes (app.core.export): JSON (the documented schema) or TXT.
 - One source: written to --out FILE, or to stdout without --out.
@@ -22,26 +23,23 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.commands.common import add_model_options, check_model_options, load_recognizer_for
 from app.errors import UserError
 
 DEFAULT_DETECTOR = "comic-speech-bubble-detector"
-DEFAULT_MODEL = "nova"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("ocr", help="detect and read every page of folders or CBZ/ZIP archives",
-                              description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="a folder of pages, a CBZ/ZIP archive or an image")
     p.add_argument("--out", help="output file (one source) or directory (several); default: stdout")
     p.add_argument("--format", choices=("json", "txt"), help="output format (default: from --out's suffix, else json)")
     p.add_argument("--order", choices=("rtl", "ltr"), default="rtl",
                    help="reading order: rtl for manga (default), ltr for comics and webtoons")
-    p.add_argument("--patches", type=int, default=384, help="OCR patch budget: 256, 384 (default) or 512")
     p.add_argument("--detector", default=DEFAULT_DETECTOR,
                    help=f"detector name from the model store or a YOLO .pt file (default: {DEFAULT_DETECTOR})")
-    p.add_argument("--model", default=DEFAULT_MODEL, help=f"OCR model folder or name (default: {DEFAULT_MODEL})")
-    p.add_argument("--device", default="auto", help="auto (default), cpu, cuda or mps")
-    p.add_argument("--batch-size", type=int, default=16, help="crops per OCR batch (default 16)")
+    add_model_options(p)  # --model --patches --max-new-tokens --device --batch-size
     p.add_argument("--imgsz", type=int, default=1024, help="detector input size in pixels (default 1024)")
     p.add_argument("--conf", type=float, default=0.25, help="detector minimum score (default 0.25)")
     p.add_argument("--translations", action="store_true", help="TXT: the variant with translations")
@@ -133,17 +131,18 @@ def run(args) -> int:
     from app.core.pipeline import Pipeline, PipelineSettings
     from app.core.sources import open_source
     from app.detect import load_detector
-    from app.ocr import load_recognizer
 
-    if args.patches <= 0 or args.batch_size <= 0:
-        raise UserError("--patches and --batch-size must be positive")
+    check_model_options(args)
+    if args.imgsz < 32 or not 0.0 <= args.conf <= 1.0:
+        raise UserError(f"--imgsz must be at least 32 (got {args.imgsz}) and --conf between 0 and 1 (got {args.conf})")
     for s in args.sources:
         if not os.path.exists(s):
             raise UserError(f"{s}: no such folder, archive or image")
     fmt, outputs = _plan_outputs(args)
     detector = load_detector(args.detector, device=args.device)
-    recognizer = load_recognizer(args.model, device=args.device)
-    settings = PipelineSettings(patches=args.patches, order=args.order, batch_size=args.batch_size,
+    recognizer = load_recognizer_for(args)
+    settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
+                                batch_size=args.batch_size or recognizer.default_batch_size(),
                                 imgsz=args.imgsz, conf=args.conf)
     pipeline = Pipeline(detector, recognizer, settings)
     failed = 0
