@@ -124,3 +124,12 @@ def test_detector_leaves_torch_threads_alone(tmp_path, make_page):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.split()[-2:] == ["3", "None"]
+
+
+def test_a_bare_name_goes_to_the_model_store(tmp_path, monkeypatch):
+    """A name that is not a file is looked up in the model store, never handed to ultralytics
+    (which would try to download it)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError, match="no-such-detector"):
+        load_detector("no-such-detector")
+    assert list(tmp_path.iterdir()) == []
