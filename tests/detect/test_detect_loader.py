@@ -13,10 +13,12 @@ from app.detect import Detection, load_detector, resolve_device
 from app.errors import ModelError, UserError
 
 
-def test_import_is_cheap():
-    code = "import sys, app.detect; print('ultralytics' in sys.modules, 'torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+def test_import_is_cheap_and_qt_free():
+    code = ("import sys, app.detect, app.core.pipeline, app.commands.ocr; "
+            "print([m for m in sys.modules if m.startswith(('ultralytics', 'torch', 'PySide6', 'app.ui'))])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "[]"
 
 
 def test_loads_saved_detector_with_names_and_kinds(tiny_detector, tiny_yolo_path):
@@ -112,7 +114,8 @@ def test_device_policy():
 
 
 def test_detector_leaves_torch_threads_alone(tmp_path, make_page):
-    """ultralytics sets torch's CPU threads to cores - 1 and OMP_NUM_THREADS=1; the OCR shares the process."""
+    """ultralytics sets torch's CPU threads to cores - 1 and OMP_NUM_THREADS=1; the OCR shares the
+    process. Running a detector pulls in no Qt either."""
     code = (
         "import os, sys, torch; sys.path.insert(0, '.'); os.environ.pop('OMP_NUM_THREADS', None)\n"
         "torch.set_num_threads(3); from app.detect import load_detector\n"
@@ -120,6 +123,7 @@ def test_detector_leaves_torch_threads_alone(tmp_path, make_page):
         f"d = load_detector(write_tiny_detector(r'{tmp_path / 'd.pt'}'), device='cpu')\n"
         "from PIL import Image; d.detect([Image.new('RGB', (64, 64))], imgsz=64)\n"
         "print(torch.get_num_threads(), os.environ.get('OMP_NUM_THREADS'))\n"
+        "assert not [m for m in sys.modules if m.startswith(('PySide6', 'app.ui'))]\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])
