@@ -170,7 +170,14 @@ class Pipeline:
             blocks = [self._filled(b, t) for b, t in zip(pages[n].blocks, mine, strict=True)]
             pages[n] = replace(pages[n], blocks=tuple(blocks), processed=True)
 
-    # -- single regions ----------------------------------------------------------------------
+    # -- single pages and regions ------------------------------------------------------------
+
+    def detect_blocks(self, image) -> list[Block]:
+        """Detection and reading order only (no OCR) for one full-resolution page image: blocks
+        with empty text, as `process` would read them."""
+        s = self.settings
+        (dets,) = self.detector.detect([image], imgsz=s.imgsz, conf=s.conf, iou=s.iou, batch=1)
+        return build_blocks(dets, image.size, s.order)
 
     def _recognize(self, crops, progress=None, cancel=None) -> list[str]:
         s = self.settings

@@ -116,6 +116,10 @@ def test_recognize_region_and_read_blocks(processed, tiny_detector, recognizer, 
     with pytest.raises(UserError, match="outside"):
         pipeline.recognize_region(image, (500, 500, 600, 600))
 
+    detected = pipeline.detect_blocks(image)
+    assert [(b.id, b.box, b.kind) for b in detected] == [(b.id, b.box, b.kind) for b in pages[0].blocks]
+    assert all(b.ocr_text == "" for b in detected)
+
     edited = [Block(id=b.id, order=b.order, kind=b.kind, box=b.box, text="mine") for b in pages[0].blocks]
     reread = pipeline.read_blocks(image, edited)
     assert [b.ocr_text for b in reread] == [b.ocr_text for b in pages[0].blocks]
