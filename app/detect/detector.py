@@ -21,25 +21,40 @@ from app.errors import ModelError
 
 log = logging.getLogger(__name__)
 
-def _quiet_offline_ultralytics():
-    """Import ultralytics with downloads, auto-install, telemetry and chatter switched off.
+def import_ultralytics():
+    """Import ultralytics with downloads, auto-install, telemetry and chatter switched off, and
+    undo what its import does to the rest of the process.
 
-    ultralytics sets OMP_NUM_THREADS=1 on import when it is unset (a training default); that
-    would also slow the OCR model in this process, so the variable and torch's thread count are
-    put back.
+    On import ultralytics sets OMP_NUM_THREADS=1 when unset (a training default that would slow
+    the OCR model in this process), replaces `PIL.Image.open` with a wrapper that, on any
+    unidentified file, tries to pip-install and import `pi-heif` (so a corrupt page reports a
+    missing module instead of "not an image"), replaces `torch.save`, and changes numpy's print
+    options. All of these are put back; ultralytics' own code does not need them for in-memory
+    prediction. Safe to call repeatedly (the patches run once, at first import).
     """
     os.environ.setdefault("YOLO_OFFLINE", "1")
     os.environ.setdefault("YOLO_AUTOINSTALL", "false")
     os.environ.setdefault("YOLO_VERBOSE", "false")
+    import numpy as np
     import torch
+    from PIL import Image
 
     threads = torch.get_num_threads()
     had_omp = "OMP_NUM_THREADS" in os.environ
+    printoptions = np.get_printoptions()
     import ultralytics
+    from ultralytics import YOLO  # noqa: F401  (imports the modules that patch, so they can be undone)
+    from ultralytics.utils import patches
 
     if not had_omp:
         os.environ.pop("OMP_NUM_THREADS", None)
     torch.set_num_threads(threads)
+    np.set_printoptions(**printoptions)
+    # the originals are kept by ultralytics itself, also when something imported it before us
+    if Image.open is getattr(patches, "image_open", None):
+        Image.open = patches._image_open
+    if torch.save is getattr(patches, "torch_save", None):
+        torch.save = patches._torch_save
     return ultralytics
 
 
@@ -146,7 +161,7 @@ def load_detector(path_or_name: str | os.PathLike, device: str = "auto", class_m
     """
     path = resolve_detector_path(path_or_name)
     device = resolve_device(device)
-    _quiet_offline_ultralytics()
+    import_ultralytics()
     from ultralytics import YOLO
 
     try:

@@ -20,9 +20,9 @@ def write_tiny_detector(path: str | Path, yaml: str = "yolov8n.yaml", names: dic
     """
     import torch
 
-    from app.detect.detector import _quiet_offline_ultralytics
+    from app.detect.detector import import_ultralytics
 
-    _quiet_offline_ultralytics()
+    import_ultralytics()
     from ultralytics import YOLO
 
     names = dict(names or DEFAULT_NAMES)

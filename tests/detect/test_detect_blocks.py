@@ -7,10 +7,13 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
-from ultralytics.engine.results import Results
 
 from app.detect import Detection, build_blocks, build_class_map, crop, detections_from_result, pad_box
+from app.detect.detector import import_ultralytics
 from app.errors import UserError
+
+import_ultralytics()  # offline, and without its process-wide patches (PIL.Image.open, threads)
+from ultralytics.engine.results import Results  # noqa: E402
 
 NAMES = {0: "bubble", 1: "text", 2: "panel"}
 CLASS_MAP = build_class_map(NAMES)

@@ -114,8 +114,9 @@ def test_device_policy():
 
 
 def test_detector_leaves_torch_threads_alone(tmp_path, make_page):
-    """ultralytics sets torch's CPU threads to cores - 1 and OMP_NUM_THREADS=1; the OCR shares the
-    process. Running a detector pulls in no Qt either."""
+    """ultralytics sets torch's CPU threads to cores - 1 and OMP_NUM_THREADS=1 and patches
+    PIL.Image.open and torch.save; the OCR and page loading share the process, so all of that is
+    undone. Running a detector pulls in no Qt either."""
     code = (
         "import os, sys, torch; sys.path.insert(0, '.'); os.environ.pop('OMP_NUM_THREADS', None)\n"
         "torch.set_num_threads(3); from app.detect import load_detector\n"
@@ -123,6 +124,10 @@ def test_detector_leaves_torch_threads_alone(tmp_path, make_page):
         f"d = load_detector(write_tiny_detector(r'{tmp_path / 'd.pt'}'), device='cpu')\n"
         "from PIL import Image; d.detect([Image.new('RGB', (64, 64))], imgsz=64)\n"
         "print(torch.get_num_threads(), os.environ.get('OMP_NUM_THREADS'))\n"
+        "import PIL.Image, io\n"
+        "try: PIL.Image.open(io.BytesIO(b'not an image' * 50))\n"
+        "except PIL.UnidentifiedImageError: pass\n"  # not ultralytics' pi-heif install attempt
+        "assert PIL.Image.open.__module__ == 'PIL.Image' and torch.save.__module__ == 'torch.serialization'\n"
         "assert not [m for m in sys.modules if m.startswith(('PySide6', 'app.ui'))]\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
