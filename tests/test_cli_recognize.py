@@ -81,3 +81,11 @@ def test_module_entry_point_runs_without_traceback(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "nope.png" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_recognize_with_a_model_that_is_not_installed(crop_files, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HAYAI_MODELS_DIR", str(tmp_path / "store"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    assert main(["recognize", "--model", "nova", str(crop_files[0])]) == 2
+    err = capsys.readouterr().err
+    assert "not installed" in err and "hayai-desktop models download" in err and "Traceback" not in err

@@ -91,7 +91,7 @@ def test_unknown_variant_is_reported(tmp_path):
 
 
 def test_missing_files_are_reported(tmp_path):
-    with pytest.raises(ModelError, match="no such model folder"):
+    with pytest.raises(ModelError, match="neither an existing model folder"):
         load_recognizer(tmp_path / "nowhere", device="cpu")
     folder = write_tiny_checkpoint(tmp_path / "m", "nova")
     (folder / "tokenizer.json").unlink()

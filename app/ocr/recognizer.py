@@ -125,17 +125,14 @@ class Recognizer:
 
 
 def resolve_model_path(path_or_name) -> Path:
-    """An existing folder, else a name in the model store (app.ocr.hub)."""
-    text = str(path_or_name)
-    path = Path(text).expanduser()
-    if path.is_dir():
-        return path
-    if "/" in text or "\\" in text or text.startswith((".", "~")):
-        raise ModelError(f"{path}: no such model folder. Download a model with "
-                         "`hayai-desktop models download nova` or pass --model DIR.")
+    """An existing folder, else a name in the model store (app.ocr.hub: app dir, then HF cache)."""
     from app.ocr import hub
 
-    return Path(hub.resolve_model(str(path_or_name)))
+    path = Path(hub.resolve_model(path_or_name))
+    if not path.is_dir():
+        raise ModelError(f"{path}: an OCR model is a folder (config.json, model.safetensors, tokenizer.json), "
+                         "not a file. Choose the folder, or download one: `hayai-desktop models download nova`.")
+    return path
 
 
 def load_recognizer(path_or_name="nova", device: str = "auto") -> Recognizer:

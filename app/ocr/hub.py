@@ -1,0 +1,574 @@
+"""The model store: a manifest of published models, where they live, downloads, verification.
+
+Manifest: `MODELS` maps a name to a frozen `ModelEntry` (Hub repo, pinned revision, files with
+sha256 and size in bytes when known). `ALIASES` maps short names ("nova", "v2", "bubbles", ...).
+Tests and tools may add entries (`MODELS[entry.name] = entry`); every function also accepts a
+`ModelEntry` directly.
+
+Resolution (`resolve_model`), first hit wins:
+  1. an explicit path: an existing folder (OCR) or file (detector `.pt`); a bare manifest name
+     such as "nova" is a name even if a folder of that name exists in the working directory
+     (write "./nova" for the folder);
+  2. the app's model directory, `models_dir() / NAME` (platformdirs user data dir, or
+     `$HAYAI_MODELS_DIR`), all files present;
+  3. the Hugging Face cache (`$HF_HUB_CACHE`, `$HF_HOME/hub`, ~/.cache/huggingface/hub) at the
+     pinned revision, all files present.
+A model is found only when all its files are present; then every file's sha256 is checked
+against the pin (hashes are remembered per path, size and mtime in `models_dir()/.sha256.json`,
+so a 600 MB file is hashed once, not at every start). Missing -> ModelError with the exact
+command to run: `hayai-desktop models download NAME`.
+
+Trust policy for files without a pinned sha256 (the detectors: their hashes are not known to
+this project yet, and an ultralytics `.pt` is a pickle that runs code when loaded):
+  - `download(..., trust_unpinned=False)` refuses them; with `trust_unpinned=True` (CLI:
+    `--trust-unpinned`) the file is fetched, checked against the Hub's own sha256 ETag when it
+    has one, and its sha256 is recorded in `models_dir()/.trusted.json` (trust on first use);
+  - `resolve_model` loads an unpinned file only when it matches such a recorded hash, or when
+    the caller passes `trust_unpinned=True` (which records the hash it sees);
+  - a file the user picks explicitly by path is the user's choice and is returned as is.
+Pinned files never need trust: their bytes are checked against the manifest before use.
+
+Downloads honour `HF_ENDPOINT` and `HF_HUB_OFFLINE` read at call time (huggingface_hub itself
+reads them once at import), fetch only the manifest's files (never `*.py`), report byte
+progress, cancel between chunks and resume with HTTP Range (see `app.ocr.hub_fetch`).
+No Qt, no torch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.errors import ModelError
+
+DEFAULT_OCR = "hayai-ocr-v2.5-nova"
+DEFAULT_ENDPOINT = "https://huggingface.co"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One file of a model: `name` in the repo, `sha256` (hex, None = not pinned), `size` in bytes."""
+
+    name: str
+    sha256: str | None
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A published model: Hub `repo_id` at a pinned `revision` (commit), its `files`,
+    `kind` "ocr" (a folder) or "detector" (one ultralytics `.pt`), a `description`, a `license`
+    tag (None when not stated) and `also_revisions`: other commits with the same files."""
+
+    name: str
+    repo_id: str
+    revision: str
+    files: tuple[ModelFile, ...]
+    kind: str
+    description: str
+    license: str | None = None
+    also_revisions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("ocr", "detector"):
+            raise ValueError(f"{self.name}: kind must be 'ocr' or 'detector', not {self.kind!r}")
+        for f in self.files:
+            if f.name.endswith(".py") or "/" in f.name or "\\" in f.name or f.name.startswith("."):
+                raise ValueError(f"{self.name}: {f.name!r} is not a data file this store may fetch")
+
+    @property
+    def pinned(self) -> bool:
+        """True when every file has a sha256 in the manifest."""
+        return all(f.sha256 for f in self.files)
+
+    @property
+    def size(self) -> int | None:
+        """Total bytes, or None when a file's size is unknown."""
+        sizes = [f.size for f in self.files]
+        return None if None in sizes else sum(sizes)  # type: ignore[arg-type]
+
+
+_TOKENIZER = ModelFile("tokenizer.json", "f8a0a909c628a684fe463094614e236a8b1d3609e7770f77e7beafaf1056bf13",
+                       1_247_253)
+_TOKENIZER_CONFIG = ModelFile("tokenizer_config.json",
+                              "6fb6c69afaedf1275872d3e62e276fd4467bd00da7a84cbbb5566a2cd28f58f6", 244)
+
+_ENTRIES = (
+    ModelEntry(
+        name="hayai-ocr-v2.5-nova",
+        repo_id="JustANormalTinkerer/hayai-ocr-v2.5-nova",
+        revision="e34d7755ed11e626c5ba39544af5d66f20ee57cc",
+        files=(
+            ModelFile("config.json", "880c99360c77733032fe06e94de8123dca21610cab782c6df43e4e26c9d37c41"),
+            ModelFile("model.safetensors", "ac63cd177c5b68bd91e18dd4408e0400461c7cf19f484b0da1643e232d1ffc3a"),
+            _TOKENIZER,  # same sha256 as v2's, so the same size
+            _TOKENIZER_CONFIG,
+        ),
+        kind="ocr",
+        description="Hayai OCR v2.5 Nova (DSC projector), the default OCR model",
+    ),
+    ModelEntry(
+        name="hayai-ocr-v2",
+        repo_id="JustANormalTinkerer/hayai-ocr-v2",
+        revision="3608bb2075b9b39cb9f63e57251bca665de248cd",
+        also_revisions=("4a4ce477c9a8841f208b94e1d9ed5c0938965e05",),
+        files=(
+            ModelFile("config.json", "581b762f1dfd55d0108f3f84e3f157bc762524af37fb0c19a7172a18b75582e2", 342),
+            ModelFile("model.safetensors", "4c645b221db8428cda04991be234c18133bb8861142a3d87cba04c5099b02328",
+                      622_502_784),
+            _TOKENIZER,
+            _TOKENIZER_CONFIG,
+        ),
+        kind="ocr",
+        description="Hayai OCR v2 / v2.1 (MLP projector)",
+    ),
+    ModelEntry(
+        name="comic-speech-bubble-detector",
+        repo_id="ogkalu/comic-speech-bubble-detector-yolov8m",
+        revision="main",
+        files=(ModelFile("comic-speech-bubble-detector.pt", None),),
+        kind="detector",
+        description="YOLOv8m speech bubbles, trained at 1024",
+        license="apache-2.0",
+    ),
+    ModelEntry(
+        name="comic-text-segmenter",
+        repo_id="ogkalu/comic-text-segmenter-yolov8m",
+        revision="main",
+        files=(ModelFile("comic-text-segmenter.pt", None),),
+        kind="detector",
+        description="YOLOv8m text regions (segmentation), trained at 1024",
+        license="apache-2.0",
+    ),
+    ModelEntry(
+        name="manga-text-detector",
+        repo_id="ogkalu/manga-text-detector-yolov8s",
+        revision="main",
+        files=(ModelFile("manga-text-detector.pt", None),),
+        kind="detector",
+        description="YOLOv8s text blocks, trained at 640",
+        license=None,
+    ),
+    ModelEntry(
+        name="yolov8m-seg-speech-bubble",
+        repo_id="kitsumed/yolov8m_seg-speech-bubble",
+        revision="main",
+        files=(ModelFile("model.pt", None),),
+        kind="detector",
+        description="YOLOv8m speech bubbles (segmentation), trained at 640",
+        license="GPL-3.0",
+    ),
+)
+
+MODELS: dict[str, ModelEntry] = {e.name: e for e in _ENTRIES}
+ALIASES: dict[str, str] = {
+    "nova": "hayai-ocr-v2.5-nova",
+    "v2.5": "hayai-ocr-v2.5-nova",
+    "default": "hayai-ocr-v2.5-nova",
+    "v2": "hayai-ocr-v2",
+    "v2.1": "hayai-ocr-v2",
+    "bubbles": "comic-speech-bubble-detector",
+    "text-seg": "comic-text-segmenter",
+    "manga-text": "manga-text-detector",
+    "bubbles-seg": "yolov8m-seg-speech-bubble",
+}
+
+ProgressFn = Callable[[str, int, "int | None"], None]
+CancelFn = Callable[[], bool]
+
+
+# ---------------------------------------------------------------------------------------- places
+def models_dir() -> Path:
+    """The app's model directory: `$HAYAI_MODELS_DIR`, else platformdirs' user data dir / "models"."""
+    override = os.environ.get("HAYAI_MODELS_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("hayai-desktop", appauthor=False)) / "models"
+
+
+def hf_cache_dir() -> Path:
+    """The Hugging Face hub cache, read from the environment at call time."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def hf_endpoint() -> str:
+    """`$HF_ENDPOINT` (read now, not at import) or https://huggingface.co, without a trailing slash."""
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def is_offline() -> bool:
+    """True when `HF_HUB_OFFLINE` is set to 1/true/yes/on now (or was when huggingface_hub loaded)."""
+    value = os.environ.get("HF_HUB_OFFLINE", "").strip().upper()
+    if value in ("1", "ON", "YES", "TRUE"):
+        return True
+    if value in ("0", "OFF", "NO", "FALSE"):
+        return False
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def get_entry(name: str | ModelEntry) -> ModelEntry:
+    """The manifest entry for a name or alias (a ModelEntry is returned unchanged)."""
+    if isinstance(name, ModelEntry):
+        return name
+    entry = MODELS.get(ALIASES.get(name, name))
+    if entry is None:  # a Hub repo id names its entry too
+        entry = next((e for e in MODELS.values() if e.repo_id == name), None)
+    if entry is None:
+        known = ", ".join(sorted(MODELS)) + "; aliases: " + ", ".join(sorted(ALIASES))
+        raise ModelError(f"unknown model {name!r}. Known models: {known}.")
+    return entry
+
+
+def download_command(entry: ModelEntry) -> str:
+    """The command a user runs to fetch `entry`."""
+    flag = "" if entry.pinned else " --trust-unpinned"
+    return f"hayai-desktop models download {entry.name}{flag}"
+
+
+def _store_path(entry: ModelEntry) -> Path:
+    return models_dir() / entry.name
+
+
+def _result_path(entry: ModelEntry, folder: Path) -> Path:
+    """A detector resolves to its `.pt` file, an OCR model to its folder."""
+    return folder / entry.files[0].name if entry.kind == "detector" else folder
+
+
+# ---------------------------------------------------------------------- small JSON side files
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def _sha256_file(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _hash_cache_path() -> Path:
+    return models_dir() / ".sha256.json"
+
+
+def _remember_hash(path: Path, sha: str) -> None:
+    st = path.stat()
+    cache = _read_json(_hash_cache_path())
+    cache[str(path.resolve())] = [st.st_size, st.st_mtime_ns, sha]
+    _write_json(_hash_cache_path(), cache)
+
+
+def file_sha256(path: Path, *, use_cache: bool = True) -> str:
+    """sha256 (hex) of a file; remembered per (resolved path, size, mtime) when `use_cache`."""
+    path = Path(path)
+    key = str(path.resolve())
+    st = path.stat()
+    if use_cache:
+        hit = _read_json(_hash_cache_path()).get(key)
+        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+            return hit[2]
+    sha = _sha256_file(path)
+    try:
+        _remember_hash(path, sha)
+    except OSError:
+        pass  # read-only store: verification still happened, it is just not remembered
+    return sha
+
+
+def _trusted_path() -> Path:
+    return models_dir() / ".trusted.json"
+
+
+def _trusted_sha(entry: ModelEntry, f: ModelFile) -> str | None:
+    return _read_json(_trusted_path()).get(f"{entry.repo_id}/{f.name}")
+
+
+def _trust(entry: ModelEntry, f: ModelFile, sha: str) -> None:
+    data = _read_json(_trusted_path())
+    data[f"{entry.repo_id}/{f.name}"] = sha
+    _write_json(_trusted_path(), data)
+
+
+def _expected_sha(entry: ModelEntry, f: ModelFile) -> str | None:
+    return f.sha256 or _trusted_sha(entry, f)
+
+
+# ------------------------------------------------------------------------------- resolution
+def _hf_cache_folder(entry: ModelEntry) -> Path | None:
+    """The HF cache snapshot folder holding all of `entry`'s files at a pinned revision, or None."""
+    from huggingface_hub import try_to_load_from_cache
+
+    cache = hf_cache_dir()
+    if not cache.is_dir():
+        return None
+    for rev in (entry.revision, *entry.also_revisions):
+        paths = [try_to_load_from_cache(entry.repo_id, f.name, cache_dir=cache, revision=rev)
+                 for f in entry.files]
+        if all(isinstance(p, str) for p in paths):
+            return Path(paths[0]).parent  # type: ignore[arg-type]
+    return None
+
+
+def locate(name: str | ModelEntry) -> tuple[Path, str] | None:
+    """Where `name` is installed, without hashing: (folder, "app" | "hf-cache") or None."""
+    entry = get_entry(name)
+    store = _store_path(entry)
+    if all((store / f.name).is_file() for f in entry.files):
+        return store, "app"
+    folder = _hf_cache_folder(entry)
+    return (folder, "hf-cache") if folder is not None else None
+
+
+def _check_files(entry: ModelEntry, folder: Path, where: str, trust_unpinned: bool) -> None:
+    """Raise ModelError unless every file of `entry` in `folder` matches its pinned/trusted sha256.
+
+    A bad file in the app store is deleted (it will be fetched again); the HF cache is left alone.
+    """
+    for f in entry.files:
+        path = folder / f.name
+        want = _expected_sha(entry, f)
+        if want is None and not trust_unpinned:
+            raise ModelError(
+                f"{path}: {entry.name} has no pinned sha256 and a '.pt' file is a pickle that can run code "
+                f"when loaded, so it is not loaded unverified. If you trust {entry.repo_id}, run: "
+                f"{download_command(entry)} (or choose the file explicitly by its path)."
+            )
+        got = file_sha256(path)
+        if want is None:
+            _trust(entry, f, got)
+            continue
+        if got != want:
+            if where == "app":
+                path.unlink(missing_ok=True)
+                raise ModelError(f"{path} is corrupt (sha256 {got}, expected {want}); the bad file was "
+                                 f"deleted. Run: {download_command(entry)}")
+            raise ModelError(f"{path} in the Hugging Face cache is corrupt (sha256 {got}, expected {want}). "
+                             f"Delete it, or run: {download_command(entry)}")
+
+
+def _is_bare_name(text: str) -> bool:
+    """A manifest name, alias or Hub repo id (these win over a same-named folder in the cwd)."""
+    if text in MODELS or text in ALIASES:
+        return True
+    return any(e.repo_id == text for e in MODELS.values())
+
+
+def resolve_model(name_or_path: str | os.PathLike | ModelEntry, *, trust_unpinned: bool = False) -> Path:
+    """Path of a usable model: an OCR folder, or a detector's `.pt` file.
+
+    Order: an existing explicit path (returned as is: the user chose it), then the app store,
+    then the Hugging Face cache at the pinned revision; files are sha256-checked (see module doc).
+    Raises ModelError naming what is missing and the `hayai-desktop models download` command.
+    """
+    if isinstance(name_or_path, ModelEntry):
+        entry = name_or_path
+    else:
+        text = os.fspath(name_or_path)
+        if not _is_bare_name(text):
+            path = Path(text).expanduser()
+            if path.exists():
+                return path.resolve()
+            raise ModelError(f"{text!r} is neither an existing model folder or file nor a known model name "
+                             f"({', '.join(sorted(MODELS))}; aliases {', '.join(sorted(ALIASES))}). Pass an existing "
+                             "folder, or download a model: `hayai-desktop models download nova`.")
+        entry = get_entry(text)
+    found = locate(entry)
+    if found is None:
+        store = _store_path(entry)
+        partial = [f.name for f in entry.files if (store / f.name).is_file()]
+        state = f"incomplete in {store} (has {', '.join(partial)})" if partial else f"not in {store}"
+        raise ModelError(f"model {entry.name} is not installed ({state}, nor in the Hugging Face cache "
+                         f"{hf_cache_dir()}). Download it with: {download_command(entry)}")
+    folder, where = found
+    _check_files(entry, folder, where, trust_unpinned)
+    return _result_path(entry, folder)
+
+
+def installed_models() -> dict[str, tuple[Path, str]]:
+    """Manifest names found on disk -> (path as resolve_model returns it, "app" | "hf-cache"). No hashing."""
+    out = {}
+    for name, entry in MODELS.items():
+        found = locate(entry)
+        if found is not None:
+            out[name] = (_result_path(entry, found[0]), found[1])
+    return out
+
+
+def verify(name: str | ModelEntry) -> list[tuple[str, bool, str]]:
+    """Re-hash every file of an installed model: [(file name, ok, reason)], no cache, nothing deleted.
+
+    Raises ModelError when the model is not installed at all.
+    """
+    entry = get_entry(name)
+    found = locate(entry)
+    if found is None:
+        raise ModelError(f"model {entry.name} is not installed. Download it with: {download_command(entry)}")
+    folder = found[0]
+    rows = []
+    for f in entry.files:
+        path = folder / f.name
+        if not path.is_file():
+            rows.append((f.name, False, f"missing from {folder}"))
+            continue
+        got = _sha256_file(path)
+        want = _expected_sha(entry, f)
+        if want is None:
+            rows.append((f.name, False, f"no pinned sha256 and not trusted yet (sha256 {got})"))
+        elif got == want:
+            how = "pinned" if f.sha256 else "recorded when you trusted it"
+            rows.append((f.name, True, f"sha256 matches the {how} hash"))
+        else:
+            rows.append((f.name, False, f"sha256 mismatch: {got}, expected {want} ({path})"))
+    return rows
+
+
+def remove(name: str | ModelEntry) -> bool:
+    """Delete a model from the app store (never from the HF cache) and forget any trust given to its
+    unpinned files. True if a folder was removed."""
+    entry = get_entry(name)
+    store = _store_path(entry)
+    trusted = _read_json(_trusted_path())
+    keys = [f"{entry.repo_id}/{f.name}" for f in entry.files if f"{entry.repo_id}/{f.name}" in trusted]
+    if keys:  # trust went with the removed copy: a new download needs --trust-unpinned again
+        _write_json(_trusted_path(), {k: v for k, v in trusted.items() if k not in keys})
+    if not store.exists():
+        return False
+    shutil.rmtree(store)
+    return True
+
+
+def import_folder(path: str | os.PathLike, name: str | ModelEntry) -> Path:
+    """Copy a local checkpoint folder (or a detector's `.pt`) into the store as model `name`.
+
+    The folder must hold every manifest file; pinned files must match their sha256 (an unpinned
+    file is trusted: the user chose it). Returns what resolve_model will return.
+    """
+    entry = get_entry(name)
+    src = Path(path).expanduser()
+    src_folder = src.parent if (entry.kind == "detector" and src.is_file()) else src
+    if not src_folder.is_dir():
+        raise ModelError(f"{src}: not a folder; cannot import it as {entry.name}.")
+    if entry.kind == "detector" and src.is_file():
+        files = {entry.files[0].name: src}
+    else:
+        files = {f.name: src_folder / f.name for f in entry.files}
+    missing = [n for n, p in files.items() if not p.is_file()]
+    if missing:
+        raise ModelError(f"{src_folder} lacks {', '.join(missing)}; it is not a complete {entry.name} folder.")
+    for f in entry.files:
+        got = _sha256_file(files[f.name])
+        if f.sha256 and got != f.sha256:
+            raise ModelError(f"{files[f.name]}: sha256 {got} does not match {entry.name}'s pinned {f.sha256}; "
+                             "not imported.")
+    store = _store_path(entry)
+    staging = Path(tempfile.mkdtemp(dir=_ensure(models_dir()), prefix=f".import-{entry.name}-"))
+    try:
+        for f in entry.files:
+            shutil.copyfile(files[f.name], staging / f.name)
+        if store.exists():
+            shutil.rmtree(store)
+        os.replace(staging, store)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    for f in entry.files:
+        sha = file_sha256(store / f.name, use_cache=False)
+        if not f.sha256:
+            _trust(entry, f, sha)
+    return _result_path(entry, store)
+
+
+def _ensure(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+# -------------------------------------------------------------------------------- downloads
+def download(
+    name: str | ModelEntry,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+    *,
+    trust_unpinned: bool = False,
+) -> Path:
+    """Fetch a model's files into `models_dir()/NAME` at its pinned revision; return resolve's path.
+
+    Files already in the store with the right sha256 are kept; files in the HF cache with the
+    right sha256 are copied; the rest come from `$HF_ENDPOINT` (byte progress
+    progress(file, bytes_done, bytes_total), cancel() -> True raises Cancelled leaving a
+    `.part` file that the next call resumes). A sha256 mismatch deletes the file and raises
+    ModelError. With HF_HUB_OFFLINE set, a model that is not complete locally raises ModelError.
+    """
+    from app.ocr.hub_fetch import fetch_file
+
+    entry = get_entry(name)
+    if not entry.pinned and not trust_unpinned:
+        raise ModelError(f"{entry.name} ({entry.repo_id}) has no pinned sha256 and its file is a pickle that "
+                         "can run code when loaded. Download it only if you trust that repository: "
+                         f"{download_command(entry)}")
+    store = _ensure(_store_path(entry))
+    todo = []
+    for f in entry.files:
+        dest = store / f.name
+        want = _expected_sha(entry, f)
+        if dest.is_file() and (want is None or file_sha256(dest) == want):
+            if want is None:
+                _trust(entry, f, file_sha256(dest))
+            size = dest.stat().st_size
+            if progress:
+                progress(f.name, size, size)
+            continue
+        dest.unlink(missing_ok=True)
+        todo.append(f)
+    if todo:
+        cached = _hf_cache_folder(entry)
+        for f in list(todo):
+            want = _expected_sha(entry, f)
+            if cached is not None and want is not None and file_sha256(cached / f.name) == want:
+                shutil.copyfile(cached / f.name, store / f.name)
+                _remember_hash(store / f.name, want)
+                size = (store / f.name).stat().st_size
+                if progress:
+                    progress(f.name, size, size)
+                todo.remove(f)
+    if todo and is_offline():
+        raise ModelError(f"model {entry.name} is not installed (missing {', '.join(f.name for f in todo)} in "
+                         f"{store}) and offline mode is on (HF_HUB_OFFLINE). Unset HF_HUB_OFFLINE and run: "
+                         f"{download_command(entry)}")
+    endpoint = hf_endpoint()
+    for f in todo:
+        result = fetch_file(
+            repo_id=entry.repo_id, revision=entry.revision, filename=f.name, dest=store / f.name,
+            endpoint=endpoint, expected_sha256=_expected_sha(entry, f), expected_size=f.size,
+            progress=progress, cancel=cancel, require_sha256=False,
+        )
+        _remember_hash(result.path, result.sha256)
+        if _expected_sha(entry, f) is None:
+            _trust(entry, f, result.sha256)
+    return _result_path(entry, store)
