@@ -107,7 +107,12 @@ def test_bad_page_is_reported_and_the_rest_is_read(pages_dir, base_args, tmp_pat
     assert "b.png" in pages[1]["error"] and not pages[1]["processed"]
 
 
-def test_usage_and_model_errors(pages_dir, base_args, tmp_path, capsys):
+def test_usage_and_model_errors(pages_dir, base_args, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HAYAI_MODELS_DIR", str(tmp_path / "empty-store"))
+    no_detector = base_args[2:]  # the default detector, not installed in this store
+    assert main(["ocr", str(pages_dir)] + no_detector) == 2
+    assert "hayai-desktop models download comic-speech-bubble-detector" in capsys.readouterr().err
+
     assert main(["ocr", str(tmp_path / "nowhere")] + base_args) == 2
     assert "nowhere" in capsys.readouterr().err
     args = list(base_args)
