@@ -5,10 +5,10 @@ is cheap.
 """
 from app.detect.blocks import build_blocks, crop, is_vertical, pad_box
 from app.detect.detection import Detection, build_class_map, detections_from_result, kind_for_label
-from app.detect.detector import Detector, load_detector, resolve_device
+from app.detect.detector import Detector, import_ultralytics, load_detector, resolve_device
 from app.detect.order import reading_order
 
 __all__ = [
     "Detection", "Detector", "build_blocks", "build_class_map", "crop", "detections_from_result",
-    "is_vertical", "kind_for_label", "load_detector", "pad_box", "reading_order", "resolve_device",
+    "import_ultralytics", "is_vertical", "kind_for_label", "load_detector", "pad_box", "reading_order", "resolve_device",
 ]

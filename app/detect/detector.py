@@ -119,7 +119,8 @@ class Detector:
 
     def detect(self, images: Sequence, imgsz: int = 1024, conf: float = 0.25, iou: float = 0.5,
                batch: int = 4) -> list[list[Detection]]:
-        """Detections for each image (PIL RGB images or HxWx3 uint8 RGB arrays), best score first.
+        """Detections for each image (PIL images, or uint8 arrays HxW / HxWx3 RGB / HxWx4 RGBA),
+        best score first.
 
         imgsz: the long side the model sees (ultralytics letterboxes, boxes come back in the
         input image's pixels); conf: minimum score; iou: NMS threshold; batch: images per call.
@@ -134,6 +135,9 @@ class Detector:
         for i, im in enumerate(images):
             # ultralytics treats numpy input as BGR (OpenCV order): hand it BGR.
             rgb = np.asarray(im.convert("RGB") if hasattr(im, "convert") else im)
+            if rgb.ndim == 2:  # a grayscale array
+                rgb = np.repeat(rgb[..., None], 3, axis=2)
+            rgb = rgb[..., :3]  # drop alpha
             arrays.append(np.ascontiguousarray(rgb[..., ::-1]))
             by_size.setdefault(rgb.shape[:2], []).append(i)
         out: list[list[Detection]] = [[] for _ in images]

@@ -32,7 +32,7 @@ def test_loads_saved_detector_with_names_and_kinds(tiny_detector, tiny_yolo_path
 
 def test_detect_returns_detections_in_image_pixels(tiny_detector, make_page):
     wide = make_page(480, 200, seed=1)
-    images = [make_page(200, 500), wide.convert("L"), np.asarray(wide)]
+    images = [make_page(200, 500), wide.convert("L"), np.asarray(wide.convert("L"))]
     results = tiny_detector.detect(images, imgsz=320, conf=0.0, iou=0.5, batch=2)
     assert len(results) == 3
     assert sum(len(r) for r in results) > 0  # conf=0 keeps random-weight boxes
@@ -46,7 +46,7 @@ def test_detect_returns_detections_in_image_pixels(tiny_detector, make_page):
             assert 0.0 <= d.score <= 1.0
             assert d.polygon is None  # a box model has no masks
             assert (d.label, d.kind) in {("bubble", "bubble"), ("text", "text")}
-    # the grayscale PIL page and the RGB array of the same page give the same boxes
+    # the grayscale PIL page and the grayscale array of the same page give the same boxes
     np.testing.assert_allclose([d.box for d in results[1]], [d.box for d in results[2]], atol=1.0)
     # a page's boxes do not depend on the other pages in the call
     (alone,) = tiny_detector.detect([images[0]], imgsz=320, conf=0.0, iou=0.5)
