@@ -52,7 +52,7 @@ class MainWindow(QMainWindow):
         self.settings_path = settings_path
         self.questions = Questions()
         self.demo = False
-        self.conf: float | None = None  # detector confidence override (tests, demo)
+        self.pipeline_overrides: dict = {}  # other PipelineSettings values (tests, benchmarks)
         self.doc = DocumentModel(self)
         self.undo_stack = QUndoStack(self)
         self.current = ""  # name of the page shown
@@ -140,7 +140,7 @@ class MainWindow(QMainWindow):
         self.panel.reorder_requested.connect(self._reorder)
         self.autosave_timer = QTimer(self, singleShot=True, interval=1500, timeout=self.autosave)
         self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
-        self.undo_stack.cleanChanged.connect(lambda _c: self._update_title())
+        self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
         session.refresh_recent_menu(self)
         self.resize(1400, 900)
         self.update_model_banner()
@@ -191,7 +191,8 @@ class MainWindow(QMainWindow):
     def configure_worker(self) -> None:
         s = self.settings
         self.host.configure(WorkerConfig(model=s.model, detector=s.detector, device=s.device,
-                                         patches=s.patches, order=s.order, conf=self.conf))
+                                         patches=s.patches, order=s.order,
+                                         overrides=dict(self.pipeline_overrides)))
 
     def update_model_banner(self) -> None:
         session.update_model_banner(self)
@@ -543,6 +544,8 @@ class MainWindow(QMainWindow):
         return self.doc.project is not None and (not self.undo_stack.isClean() or self._restored_unsaved)
 
     def _on_history_changed(self) -> None:
+        if self._closing:
+            return
         self._update_title()
         if self.is_dirty():
             self.autosave_timer.start()

@@ -2,9 +2,9 @@
 model choices. Plain functions over MainWindow `w`; the work itself is app.core's
 (sources, project_io, export).
 
-Autosave writes `<project file>.autosave` (atomic, via project_io) a moment after each edit;
-Save writes the project file and removes the autosave. An autosave left behind means the app
-did not close normally: opening that source again offers to restore it.
+Autosave (project_io.save_autosave, atomic) runs a moment after each edit; Save writes the
+project file and discards the autosave. An autosave newer than the project means the app did
+not close normally: opening that source again offers to restore it.
 """
 from __future__ import annotations
 
@@ -17,13 +17,6 @@ from app.errors import UserError
 from app.ui.commands import PageEditCommand
 
 ARCHIVE_FILTER = "Archives (*.cbz *.zip);;All files (*)"
-
-
-def autosave_path_for(source: str | Path) -> Path:
-    from app.core.project_io import project_path_for
-
-    p = Path(project_path_for(Path(source)))
-    return p.with_name(p.name + ".autosave")
 
 
 # --- opening ------------------------------------------------------------------------------------
@@ -39,7 +32,6 @@ def choose_and_open(w, folder: bool) -> None:
 
 def open_path(w, path: str | Path) -> bool:
     """Open a folder or archive: its saved project, or the autosave after a crash, or a new one."""
-    from app.core import project_io
     from app.core.sources import open_source
 
     path = Path(path).expanduser().resolve()
@@ -61,23 +53,25 @@ def open_path(w, path: str | Path) -> bool:
         w.show_notice("error", f"{path}: no page images found (png, jpg, webp, … or a CBZ/ZIP of them).")
         return False
 
+    from app.core.project_io import discard_autosave, open_project, recoverable_autosave
+
     project, restored = None, False
-    project_file, auto = Path(project_io.project_path_for(path)), autosave_path_for(path)
-    if auto.exists() and (not project_file.exists() or auto.stat().st_mtime >= project_file.stat().st_mtime):
+    auto = recoverable_autosave(path)
+    if auto is not None:
         if w.questions.restore_autosave(w, str(path)):
-            project, restored = _load(w, auto), True
+            try:
+                project, restored = open_project(path, names, project_file=auto), True
+            except UserError as exc:
+                w.show_notice("error", f"{exc} — the saved project is used instead.")
         else:
-            auto.unlink(missing_ok=True)
-    if project is None and project_file.exists():
-        project = _load(w, project_file)
+            discard_autosave(path)
     if project is None:
-        restored = False
-        project = Project(source=str(path), pages=[Page(name=n) for n in names], order=w.settings.order)
-    else:
-        by_name = {p.name: p for p in project.pages}
-        pages = [by_name.pop(n, None) or Page(name=n) for n in names]
-        pages += [p for p in by_name.values() if p.blocks]  # pages gone from disk keep their text
-        project.pages, project.source = pages, str(path)
+        try:
+            project = open_project(path, names)
+        except UserError as exc:
+            w.show_notice("error", f"{exc} — starting a fresh project; the damaged file is left as it is "
+                          "until you save.")
+            project = Project(source=str(path), pages=[Page(name=n) for n in names], order=w.settings.order)
 
     w.host.cancel()
     w._requests.clear()
@@ -97,18 +91,6 @@ def open_path(w, path: str | Path) -> bool:
     return True
 
 
-def _load(w, file: Path) -> Project | None:
-    from app.core.project_io import load_project
-
-    try:
-        return load_project(file)
-    except UserError as exc:
-        w.show_notice("error", f"{exc} — starting a fresh project instead.")
-    except (OSError, ValueError) as exc:
-        w.show_notice("error", f"{file}: unreadable project ({exc}); starting a fresh project instead.")
-    return None
-
-
 def refresh_recent_menu(w) -> None:
     menu = w.recent_menu
     menu.clear()
@@ -119,8 +101,10 @@ def refresh_recent_menu(w) -> None:
 
 def reopen_after_crash(w) -> bool:
     """At start-up without a path: reopen the last source if it left an autosave behind."""
+    from app.core.project_io import recoverable_autosave
+
     for src in w.settings.recent_sources[:1]:
-        if Path(src).exists() and autosave_path_for(src).exists():
+        if Path(src).exists() and recoverable_autosave(src) is not None:
             return open_path(w, src)
     return False
 
@@ -128,18 +112,17 @@ def reopen_after_crash(w) -> bool:
 # --- saving ---------------------------------------------------------------------------------------
 def save(w) -> bool:
     """Save the project file (atomic); True on success."""
-    from app.core.project_io import project_path_for, save_project
+    from app.core.project_io import discard_autosave, project_path_for, save_project
 
     if w.doc.project is None:
         return True
     w.panel.flush()
-    target = Path(project_path_for(Path(w.doc.source)))
     try:
-        save_project(w.doc.project, target)
+        target = save_project(w.doc.project)
     except (UserError, OSError) as exc:
-        w.show_notice("error", f"Could not save {target}: {exc}")
+        w.show_notice("error", f"Could not save {project_path_for(w.doc.source)}: {exc}")
         return False
-    autosave_path_for(w.doc.source).unlink(missing_ok=True)
+    discard_autosave(w.doc.source)
     w._restored_unsaved = False
     w.undo_stack.setClean()
     w._update_title()
@@ -148,31 +131,33 @@ def save(w) -> bool:
 
 
 def autosave(w) -> None:
-    from app.core.project_io import save_project
+    from app.core.project_io import save_autosave
 
     if w.doc.project is None or not w.is_dirty():
         return
-    target = autosave_path_for(w.doc.source)
     try:
-        save_project(w.doc.project, target)
+        save_autosave(w.doc.project)
     except (UserError, OSError) as exc:
-        w.show_notice("warning", f"Autosave to {target} failed: {exc}")
+        w.show_notice("warning", f"Autosave failed: {exc}")
 
 
 def _confirm_leave(w) -> bool:
     """Before closing the project: ask about unsaved changes. False = stay."""
+    from app.core.project_io import discard_autosave
+
     w.panel.flush()
-    w.view.cancel_inline_edit() if w.view.inline_editor() is None else w.view.inline_editor().finish(True)
+    if w.view.inline_editor() is not None:
+        w.view.inline_editor().finish(True)
     if not w.is_dirty():
         if w.doc.project is not None:
-            autosave_path_for(w.doc.source).unlink(missing_ok=True)
+            discard_autosave(w.doc.source)
         return True
     answer = w.questions.unsaved_changes(w)
     if answer == "cancel":
         return False
     if answer == "save":
         return save(w)
-    autosave_path_for(w.doc.source).unlink(missing_ok=True)
+    discard_autosave(w.doc.source)
     return True
 
 

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
@@ -29,7 +29,7 @@ class WorkerConfig:
     device: str = "auto"
     patches: int = 384
     order: str = "rtl"
-    conf: float | None = None  # detector confidence; None = the pipeline's default
+    overrides: dict = field(default_factory=dict)  # other PipelineSettings fields (conf, imgsz, ...)
 
 
 @dataclass(frozen=True)
@@ -147,8 +147,7 @@ class Worker(QObject):
         from app.core.pipeline import Pipeline, PipelineSettings
 
         c = self.config
-        extra = {} if c.conf is None else {"conf": c.conf}
-        settings = PipelineSettings(patches=c.patches, order=c.order, **extra)
+        settings = PipelineSettings(patches=c.patches, order=c.order, **c.overrides)
         recognizer = self._recognizer_for()
         detector = self._detector_for() if need_detector else self._detector
         return Pipeline(detector, recognizer, settings)
