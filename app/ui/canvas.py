@@ -136,6 +136,20 @@ class PageView(QGraphicsView):
         ids = self.selected_ids()
         self.block_selected.emit(ids[0] if len(ids) == 1 else (ids[0] if ids else ""))
 
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        """An empty canvas says what to do."""
+        if self.has_image() or self.page is not None:
+            return
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(self.palette().placeholderText().color())
+        font = painter.font()
+        font.setPointSizeF(font.pointSizeF() * 1.3)
+        painter.setFont(font)
+        painter.drawText(self.viewport().rect(), int(Qt.AlignmentFlag.AlignCenter),
+                         "Open a folder or an archive of pages\n(File > Open folder, Ctrl+O, or drop it here)")
+        painter.restore()
+
     # --- modes ----------------------------------------------------------------------------
     def set_mode(self, mode: Mode) -> None:
         self.mode = mode

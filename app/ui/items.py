@@ -45,7 +45,7 @@ def _vertical_size(text: str, w: float, h: float) -> float:
     lo, hi = 4.0, max(4.0, min(w, h, 200.0))
     for _ in range(14):
         s = (lo + hi) / 2
-        per_col = max(1, int(h / (s * 1.05)))
+        per_col = max(1, int(h / (s * 1.1)))
         cols = sum(max(1, -(-len(line) // per_col)) for line in lines)
         if cols * s * 1.15 <= w:
             lo = s
@@ -99,8 +99,8 @@ class TextOverlayItem(QGraphicsItem):
         s = _vertical_size(self.text, r.width(), r.height())
         painter.setFont(overlay_font(s))
         fm = QFontMetricsF(painter.font())
-        per_col = max(1, int(r.height() / (s * 1.05)))
-        step_x, step_y = s * 1.15, s * 1.05
+        per_col = max(1, int(r.height() / (s * 1.1)))
+        step_x, step_y = s * 1.15, s * 1.1
         x = r.right() - step_x
         for line in self.text.split("\n"):
             chunks = [line[i:i + per_col] for i in range(0, len(line), per_col)] or [""]

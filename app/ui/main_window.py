@@ -95,7 +95,7 @@ class MainWindow(QMainWindow):
                              | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
             self.addDockWidget(area, dock)
         self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
-                         [170, 340], Qt.Orientation.Horizontal)
+                         [210, 340], Qt.Orientation.Horizontal)
 
         self.status_label = QLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
         self.progress = QProgressBar()

@@ -128,7 +128,7 @@ class ModelManagerDialog(QDialog):
             status = ("installed" + (" (Hugging Face cache)" if where[1] == "hf-cache" else "")) if where \
                 else "not installed"
             values = (name, "OCR" if entry.kind == "ocr" else "detector",
-                      human_size(entry.size) if entry.size else ("≈ 620 MB" if entry.kind == "ocr" else "≈ 50 MB"),
+                      human_size(entry.size) if entry.size else ("about 620 MB" if entry.kind == "ocr" else "not listed"),
                       status, str(where[0]) if where else "")
             for c, v in enumerate(values):
                 item = QTableWidgetItem(v)

@@ -31,6 +31,10 @@ class PageList(QListWidget):
         self.setIconSize(QSize(THUMB, THUMB))
         self.setUniformItemSizes(True)
         self.setSpacing(2)
+        self.setWordWrap(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setMinimumWidth(190)
         self.pool = track_pool(QThreadPool(self))
         self.pool.setObjectName("thumbnails")
         self.pool.setMaxThreadCount(1)
@@ -70,9 +74,13 @@ class PageList(QListWidget):
         item = item or self._item(page.name)
         if item is None:
             return
-        mark = " ⚠" if page.error else (" ✓" if page.processed else "")
-        count = f"\n{len(page.blocks)} blocks" if page.processed else ""
-        item.setText(f"{self.row(item) + 1}. {page.name}{mark}{count}")
+        if page.error:
+            state = "⚠ error"
+        elif page.processed:
+            state = f"✓ {len(page.blocks)} block{'s' if len(page.blocks) != 1 else ''}"
+        else:
+            state = "not read yet"
+        item.setText(f"{self.row(item) + 1}  {page.name}\n{state}")
         item.setToolTip(page.error or page.name)
 
     def select_page(self, name: str) -> None:
@@ -97,8 +105,11 @@ class PageList(QListWidget):
         pm.fill(Qt.GlobalColor.transparent)
         scaled = QPixmap.fromImage(image).scaled(pm.size(), Qt.AspectRatioMode.KeepAspectRatio,
                                                  Qt.TransformationMode.SmoothTransformation)
+        x, y = (pm.width() - scaled.width()) // 2, (pm.height() - scaled.height()) // 2
         with_frame = QPainter(pm)
-        with_frame.drawPixmap((pm.width() - scaled.width()) // 2, (pm.height() - scaled.height()) // 2, scaled)
+        with_frame.drawPixmap(x, y, scaled)
+        with_frame.setPen(QColor(120, 120, 120))
+        with_frame.drawRect(x, y, scaled.width() - 1, scaled.height() - 1)
         with_frame.end()
         item.setIcon(QIcon(pm))
 

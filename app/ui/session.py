@@ -195,19 +195,21 @@ def export_dialog(w, fmt: str, scope: str, translations: bool) -> None:
             w.show_notice("error", f"Export to {path} failed: {exc}")
 
 
-def import_from(w, path: str | Path, into: str) -> int:
-    """Fill transcriptions or translations from a TXT file, as one undoable step; returns pages changed."""
+def import_from(w, path: str | Path, into: str) -> tuple[int, list[str]]:
+    """Fill transcriptions or translations from a TXT file as one undoable step.
+
+    Returns (pages changed, warnings from the import: unknown pages or blocks, stray lines)."""
     from app.core.export import import_txt
 
     w.panel.flush()
-    new_project = import_txt(w.doc.project, Path(path), into=into)
-    changed = [(old, new) for old, new in zip(w.doc.project.pages, new_project.pages) if old != new]
+    result = import_txt(w.doc.project, Path(path), into=into)
+    changed = [(old, new) for old, new in zip(w.doc.project.pages, result.project.pages) if old != new]
     if changed:
         w.undo_stack.beginMacro(f"import {into} from {Path(path).name}")
         for old, new in changed:
             w.undo_stack.push(PageEditCommand(w.doc, old, new, f"import {new.name}"))
         w.undo_stack.endMacro()
-    return len(changed)
+    return len(changed), list(result.warnings)
 
 
 def import_dialog(w, into: str) -> None:
@@ -216,8 +218,11 @@ def import_dialog(w, into: str) -> None:
     path, _ = QFileDialog.getOpenFileName(w, "Import TXT", w.settings.last_dir, "Text (*.txt)")
     if path:
         try:
-            n = import_from(w, path, into)
+            n, warnings = import_from(w, path, into)
             w.status_label.setText(f"Imported {into} for {n} page(s) from {path}")
+            if warnings:
+                more = f" (and {len(warnings) - 5} more)" if len(warnings) > 5 else ""
+                w.show_notice("warning", "Some lines were not imported: " + " · ".join(warnings[:5]) + more)
         except (UserError, OSError) as exc:
             w.show_notice("error", f"Import of {path} failed: {exc}")
 
