@@ -35,7 +35,6 @@ def wait(app, cond, timeout_s=120.0):
 def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from app.core import edits
     from app.core.settings import AppSettings
     from app.ocr.testing import write_tiny_checkpoint
     from app.ui import main as ui_main
