@@ -402,6 +402,8 @@ class MainWindow(QMainWindow):
     def _on_failed(self, req_id: int, message: str) -> None:
         if req_id in self._requests and not self._closing:
             self.last_error = message
+            if self.device_label.text() == "Loading models…":
+                self.device_label.setText("Models not loaded")
             self.show_notice("error", message)
 
     def _on_finished(self, req_id: int, status: str) -> None:
