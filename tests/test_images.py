@@ -199,6 +199,7 @@ def test_missing_file(tmp_path):
     _assert_clear_error(exc_info, "gone.png", "not found")
 
 
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
 @pytest.mark.parametrize("width,height", [(100_000, 100_000), (13_000, 12_000)])
 def test_decompression_bomb_is_refused(tmp_path, width, height):
     small = io.BytesIO()

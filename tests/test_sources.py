@@ -154,3 +154,62 @@ def test_unsupported_and_missing_paths(tmp_path):
     rar.write_bytes(b"Rar!")
     with pytest.raises(UserError, match="CBR files are not supported"):
         open_source(rar)
+
+
+def test_size_reads_only_the_header(tmp_path):
+    exif = Image.Exif()
+    exif[0x0112] = 8
+    Image.new("RGB", (30, 10)).save(tmp_path / "rot.jpg", exif=exif.tobytes())
+    full = _png_bytes(size=(300, 200))
+    (tmp_path / "cut.png").write_bytes(full[:60])  # header intact, pixel data cut off
+    (tmp_path / "empty.png").write_bytes(b"")
+    cbz = _make_cbz(tmp_path / "v.cbz", {"cut.png": full[:60]})
+    with open_source(tmp_path) as source:
+        assert source.size("cut.png") == (300, 200)
+        with pytest.raises(ImageError, match="cut.png"):
+            source.load("cut.png")
+        assert source.size("rot.jpg") == (10, 30)  # upright size, as load() returns it
+        assert source.load("rot.jpg").size == (10, 30)
+        with pytest.raises(ImageError, match="0 bytes"):
+            source.size("empty.png")
+        with pytest.raises(ImageError, match="no such page"):
+            source.size("other.png")
+    with open_source(cbz) as source:
+        assert source.size("cut.png") == (300, 200)
+
+
+def _clear_utf8_flags(data: bytes) -> bytes:
+    """Clear the 'names are UTF-8' flag (bit 11) in every local and central header."""
+    out = bytearray(data)
+    for signature, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = out.find(signature)
+        while start != -1:
+            out[start + offset + 1] &= ~0x08 & 0xFF
+            start = out.find(signature, start + 4)
+    return bytes(out)
+
+
+def test_cbz_utf8_names_without_the_utf8_flag(tmp_path):
+    path = _make_cbz(tmp_path / "jp.cbz", {"第1話/ページ2.png": _png_bytes(), "第1話/ページ10.png": _png_bytes()})
+    path.write_bytes(_clear_utf8_flags(path.read_bytes()))
+    with zipfile.ZipFile(path) as raw:
+        assert raw.namelist()[0] != "第1話/ページ2.png"  # zipfile alone reads cp437 mojibake
+    with open_source(path) as source:
+        assert source.page_names == ["第1話/ページ2.png", "第1話/ページ10.png"]
+        assert source.load("第1話/ページ10.png").size == (6, 4)
+
+
+def test_cbz_damaged_member_is_a_page_error(tmp_path):
+    good = _png_bytes((5, 5, 5), (40, 40))
+    path = tmp_path / "crc.cbz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("1.png", good)
+        archive.writestr("2.png", good)
+    data = bytearray(path.read_bytes())
+    first = data.find(good)
+    data[first + 50] ^= 0xFF  # flip a byte inside member 1.png: its CRC no longer matches
+    path.write_bytes(bytes(data))
+    with open_source(path) as source:
+        with pytest.raises(ImageError, match=r"crc\.cbz: 1\.png: cannot extract"):
+            source.load("1.png")
+        assert source.load("2.png").getpixel((0, 0)) == (5, 5, 5)  # the rest still opens

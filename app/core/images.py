@@ -18,6 +18,7 @@ import io
 import os
 import warnings
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError, features
@@ -28,6 +29,9 @@ from app.errors import ImageError
 # declaring more is a decompression bomb (or a scan nobody can OCR at that size).
 MAX_PIXELS = 150_000_000
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS  # Pillow warns above this and refuses above twice this
+# Pillow's warning is redundant: _check_size refuses those images with a clear ImageError.
+# (A process-wide filter, because warnings.catch_warnings is not thread-safe.)
+warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
 # Extensions listed as pages. AVIF/HEIF pages are listed even where this Pillow cannot decode
 # them, so that the user gets a per-page message instead of a silently missing page.
@@ -67,19 +71,17 @@ def decode_image(data: bytes, name: str) -> Image.Image:
         raise ImageError(f"{name}: the file is empty (0 bytes). Copy the page again from its "
                          "original, or remove it from the folder.")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
-            _check_size(image, name)
-            image.seek(0)  # first frame of animated GIF/WebP/APNG/multi-page TIFF
-            image.load()
-            image = ImageOps.exif_transpose(image)
-            return to_rgb(image)
+        image = Image.open(io.BytesIO(data))
+        _check_size(image, name)
+        image.seek(0)  # first frame of animated GIF/WebP/APNG/multi-page TIFF
+        image.load()
+        image = ImageOps.exif_transpose(image)
+        return to_rgb(image)
     except ImageError:
         raise
     except UnidentifiedImageError as exc:
         raise ImageError(_unidentified_message(name)) from exc
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:  # warning: -W error
         raise ImageError(_bomb_message(name, None)) from exc
     except MemoryError as exc:
         raise ImageError(f"{name}: not enough memory to decode this image. Reduce its size "
@@ -89,25 +91,31 @@ def decode_image(data: bytes, name: str) -> Image.Image:
                          f"{exc}). Copy the page again from its original, or remove it.") from exc
 
 
-def image_size(data: bytes, name: str) -> tuple[int, int]:
-    """(width, height) of the upright image, reading only the header. Raises ImageError."""
-    if not data:
-        raise ImageError(f"{name}: the file is empty (0 bytes). Copy the page again from its "
-                         "original, or remove it from the folder.")
+def image_size(data: bytes | BinaryIO, name: str) -> tuple[int, int]:
+    """(width, height) of the upright image from its header only (pixels are not decoded).
+
+    `data` is the encoded bytes or a seekable binary stream positioned at the start.
+    Raises ImageError.
+    """
+    if isinstance(data, (bytes, bytearray)):
+        if not data:
+            raise ImageError(f"{name}: the file is empty (0 bytes). Copy the page again from its "
+                             "original, or remove it from the folder.")
+        data = io.BytesIO(data)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
-            _check_size(image, name)
-            width, height = image.size
+        image = Image.open(data)
+        _check_size(image, name)
+        width, height = image.size
+        # PNG's getexif() decodes the whole image when no eXIf chunk came before the pixels
+        if image.format != "PNG" or "exif" in image.info:
             if image.getexif().get(_EXIF_ORIENTATION) in _SWAPPING_ORIENTATIONS:
                 width, height = height, width
-            return width, height
+        return width, height
     except ImageError:
         raise
     except UnidentifiedImageError as exc:
         raise ImageError(_unidentified_message(name)) from exc
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:  # warning: -W error
         raise ImageError(_bomb_message(name, None)) from exc
     except Exception as exc:  # noqa: BLE001 - Pillow plugins raise many types on corrupt data
         raise ImageError(f"{name}: the image header is damaged ({type(exc).__name__}: {exc}). "

@@ -11,11 +11,13 @@ folders included, e.g. "ch01/003.png"; archive member names as stored), in natur
 """
 from __future__ import annotations
 
+import io
 import os
 import re
 import threading
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from PIL import Image
 
@@ -50,6 +52,18 @@ def _hidden(parts) -> bool:
     return any(p.startswith(".") or p == "__MACOSX" for p in parts)
 
 
+def _member_name(info: zipfile.ZipInfo) -> str:
+    """The member's name; UTF-8 names stored without the UTF-8 flag (common in CBZs made on
+    Windows) are decoded as UTF-8 instead of zipfile's cp437 mojibake."""
+    name = info.filename
+    if not info.flag_bits & 0x800:
+        try:
+            name = name.encode("cp437").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass  # really cp437 (or another legacy code page): keep zipfile's reading
+    return name.replace("\\", "/")
+
+
 class Source:
     """A set of pages. Subclasses provide `_read(name) -> bytes`.
 
@@ -70,7 +84,10 @@ class Source:
 
     def size(self, name: str) -> tuple[int, int]:
         """(width, height) in pixels of page `name` as `load` returns it, from its header only."""
-        return image_size(self._read_checked(name), self.describe(name))
+        if name not in self._known:
+            self._read_checked(name)  # raises the "no such page" error
+        with self._open_stream(name) as stream:
+            return image_size(stream, self.describe(name))
 
     def read_bytes(self, name: str) -> bytes:
         """The encoded bytes of page `name` (as stored)."""
@@ -104,11 +121,33 @@ class Source:
     def _read(self, name: str) -> bytes:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _open_stream(self, name: str) -> BinaryIO:
+        """A seekable binary stream of the page (subclasses avoid reading it whole)."""
+        data = self._read(name)
+        if not data:
+            raise ImageError(f"{self.describe(name)}: the file is empty (0 bytes). Copy the page "
+                             "again from its original, or remove it.")
+        return io.BytesIO(data)
+
 
 class FolderSource(Source):
     """Image files in a folder and its subfolders (hidden files and folders skipped)."""
 
     kind = "folder"
+
+    def _open_stream(self, name: str) -> BinaryIO:
+        file = self.path / name
+        try:
+            if file.stat().st_size == 0:
+                raise ImageError(f"{file}: the file is empty (0 bytes). Copy the page again from "
+                                 "its original, or remove it from the folder.")
+            return open(file, "rb")
+        except FileNotFoundError as exc:
+            raise ImageError(f"{file}: the page was removed or renamed since the folder was "
+                             "opened. Reopen the folder.") from exc
+        except OSError as exc:
+            raise ImageError(f"{file}: cannot read the file ({exc.strerror or exc}). Check its "
+                             "permissions and that the disk is reachable.") from exc
 
     @classmethod
     def scan(cls, path: Path) -> FolderSource:
@@ -138,8 +177,9 @@ class ArchiveSource(Source):
 
     kind = "archive"
 
-    def __init__(self, path: Path, page_names: list[str], archive: zipfile.ZipFile):
-        super().__init__(path, page_names)
+    def __init__(self, path: Path, members: dict[str, zipfile.ZipInfo], archive: zipfile.ZipFile):
+        super().__init__(path, natural_sorted(members))
+        self._members = members  # page name -> member
         self._zip = archive
         self._lock = threading.Lock()  # one reader at a time on the shared file handle
 
@@ -152,19 +192,18 @@ class ArchiveSource(Source):
                             "incomplete; get the file again.") from exc
         except OSError as exc:
             raise UserError(f"{path}: cannot open the archive ({exc.strerror or exc}).") from exc
-        names = [
-            info.filename for info in archive.infolist()
-            if not info.is_dir()
-            and not _hidden(PurePosixPath(info.filename).parts)
-            and is_image_name(info.filename)
-        ]
-        return cls(path, natural_sorted(names), archive)
+        members = {}
+        for info in archive.infolist():
+            name = _member_name(info)
+            if not info.is_dir() and not _hidden(PurePosixPath(name).parts) and is_image_name(name):
+                members.setdefault(name, info)  # a name stored twice: the first one
+        return cls(path, members, archive)
 
     def describe(self, name: str) -> str:
         return f"{self.path}: {name}"
 
     def _read(self, name: str) -> bytes:
-        info = self._zip.getinfo(name)
+        info = self._members[name]
         if info.file_size > MAX_MEMBER_BYTES:
             raise ImageError(f"{self.describe(name)}: the page is {info.file_size:,} bytes "
                              "uncompressed, too large for a page image. Remove it from the archive.")
@@ -188,6 +227,9 @@ class FileSource(Source):
 
     kind = "file"
 
+    def __init__(self, path: Path):
+        super().__init__(path, [path.name])
+
     def describe(self, name: str) -> str:
         return str(self.path)
 
@@ -196,9 +238,6 @@ class FileSource(Source):
             return self.path.read_bytes()
         except OSError as exc:
             raise ImageError(f"{self.path}: cannot read the file ({exc.strerror or exc}).") from exc
-
-    def __init__(self, path: Path):
-        super().__init__(path, [path.name])
 
 
 def open_source(path: str | os.PathLike) -> Source:

@@ -103,10 +103,9 @@ class Attention(nn.Module):
         k_cache[:, :, start:start + T] = k
         v_cache[:, :, start:start + T] = v
         keys, values = k_cache[:, :, :start + T], v_cache[:, :, :start + T]
-        group = self.n_heads // self.n_kv  # query head i reads key/value head i // group
-        keys = keys.repeat_interleave(group, dim=1)
-        values = values.repeat_interleave(group, dim=1)
-        y = F.scaled_dot_product_attention(q, keys.to(q.dtype), values.to(q.dtype), attn_mask=mask)
+        # grouped-query attention: query head i reads key/value head i // (H / K), without copies
+        y = F.scaled_dot_product_attention(q, keys.to(q.dtype), values.to(q.dtype), attn_mask=mask,
+                                           enable_gqa=self.n_heads != self.n_kv)
         return self.w_o(y.transpose(1, 2).reshape(B, T, -1))
 
 
