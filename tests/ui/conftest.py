@@ -90,7 +90,8 @@ def make_window(qtbot, tiny_ocr, tiny_yolo):
     made = []
 
     def make(**settings):
-        window = MainWindow(AppSettings(model=str(tiny_ocr), detector=str(tiny_yolo), device="cpu", **settings))
+        values = {"model": str(tiny_ocr), "detector": str(tiny_yolo), "device": "cpu", **settings}
+        window = MainWindow(AppSettings(**values))
         window.pipeline_overrides.update(TINY_PIPELINE)
         window.configure_worker()
         window.questions.answers.update(restore_autosave=True, unsaved_changes="discard")
