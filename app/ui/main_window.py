@@ -412,7 +412,7 @@ class MainWindow(QMainWindow):
             return
         if not self._requests:
             self.progress.hide()
-            self.act.cancel.setEnabled(False)
+            self.act.cancel.setEnabled(self.view.mode is Mode.DRAW)
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if ctx["kind"] == "pages":
             secs = time.monotonic() - self._run_started
@@ -459,6 +459,7 @@ class MainWindow(QMainWindow):
 
     def action_draw(self, on: bool) -> None:
         self.view.set_mode(Mode.DRAW if on else Mode.SELECT)
+        self.act.cancel.setEnabled(on or self.host.busy())  # Esc also leaves draw mode
         if on:
             self.status_label.setText("Draw mode: drag a box around text to read it (B or Esc to leave).")
 
