@@ -132,6 +132,11 @@ def main(out: Path) -> None:
     app.processEvents()
     help_dialog.grab().save(str(out / "07-shortcuts.png"))
     help_dialog.close()
+
+    # dark theme (offscreen Qt cannot report a system scheme, so force it as a user can)
+    ui_main.apply_theme(app, force="dark")
+    app.processEvents()
+    w.grab().save(str(out / "08-dark-theme.png"))
     w.close()
     print(f"screenshots in {out}")
 

@@ -43,7 +43,6 @@ class PageView(QGraphicsView):
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setAcceptDrops(False)  # files dropped here reach the main window
-        self.setBackgroundBrush(self.palette().window().color().darker(115))
         self._pixmap_item = QGraphicsPixmapItem()
         self._pixmap_item.setTransformationMode(Qt.TransformationMode.SmoothTransformation)
         self.scene().addItem(self._pixmap_item)
@@ -135,6 +134,10 @@ class PageView(QGraphicsView):
             return
         ids = self.selected_ids()
         self.block_selected.emit(ids[0] if len(ids) == 1 else (ids[0] if ids else ""))
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        """Around the page: a shade of the current palette (follows light/dark switches)."""
+        painter.fillRect(rect, self.palette().window().color().darker(125))
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
         """An empty canvas says what to do."""

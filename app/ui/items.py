@@ -193,6 +193,11 @@ class BlockItem(QGraphicsRectItem):
             painter.setBrush(color)
             painter.drawRect(self._handle_rect())
 
+    def itemChange(self, change, value):
+        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
+            self.setZValue(10 if value else 0)  # the selected block is drawn above its neighbours
+        return super().itemChange(change, value)
+
     # --- mouse: move with the base class, resize from the handle ---------------------------
     def mousePressEvent(self, event) -> None:
         self._press_box = self.scene_box()

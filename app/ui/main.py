@@ -39,16 +39,22 @@ def pick_cjk_font() -> str:
     return family
 
 
-def apply_theme(app) -> None:
-    """Fusion style with the system's light or dark palette; follows later switches."""
+def apply_theme(app, force: str | None = None) -> None:
+    """Fusion style with the system's light or dark palette; follows later switches.
+
+    `force` ("dark" / "light", or $HAYAI_DESKTOP_THEME) overrides the system, for desktops
+    whose colour scheme Qt cannot read."""
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QColor, QPalette
 
     app.setStyle("Fusion")
     hints = app.styleHints()
 
+    force = force or os.environ.get("HAYAI_DESKTOP_THEME", "").lower() or None
+
     def update(*_args) -> None:
-        if hints.colorScheme() == Qt.ColorScheme.Dark:
+        dark = force == "dark" if force in ("dark", "light") else hints.colorScheme() == Qt.ColorScheme.Dark
+        if dark:
             pal = QPalette()
             for role, color in ((QPalette.ColorRole.Window, "#2b2b2e"), (QPalette.ColorRole.WindowText, "#e8e8e8"),
                                 (QPalette.ColorRole.Base, "#1f1f22"), (QPalette.ColorRole.AlternateBase, "#29292d"),
@@ -58,6 +64,8 @@ def apply_theme(app) -> None:
                                 (QPalette.ColorRole.ToolTipBase, "#333338"), (QPalette.ColorRole.ToolTipText, "#e8e8e8"),
                                 (QPalette.ColorRole.PlaceholderText, "#9a9a9a")):
                 pal.setColor(role, QColor(color))
+            for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
+                pal.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7f"))
             app.setPalette(pal)
         else:
             app.setPalette(app.style().standardPalette())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -572,11 +572,6 @@ class MainWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             session.open_path(self, paths[0])
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.PaletteChange:  # system theme switched light <-> dark
-            self.view.setBackgroundBrush(self.palette().window().color().darker(115))
-        super().changeEvent(event)
 
     def closeEvent(self, event) -> None:
         if not session.confirm_close(self):
