@@ -80,3 +80,11 @@ def test_banner_offers_download_when_no_model(make_window, tmp_path):
     w.update_settings(model=str(tmp_path))  # a local folder counts as chosen
     w.update_model_banner()
     assert not w.banner.isVisible()
+
+
+def test_demo_models_are_labelled(make_window):
+    w = make_window()
+    w.demo = True
+    w.update_model_banner()
+    assert w.banner.isVisible() and w.banner.kind == "demo"
+    assert "synthetic" in w.banner.label.text() and "Hayai v2.5 Nova" in w.banner.label.text()

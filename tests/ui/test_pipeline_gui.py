@@ -50,13 +50,15 @@ def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     vp = w.view.viewport()
     start = w.view.mapFromScene(40, 50)
     end = w.view.mapFromScene(200, 260)
-    with qtbot.waitSignal(w.host.worker.region_read, timeout=60000) as blocker:
-        QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
-        QTest.mouseMove(vp, start + QPoint(30, 30))
-        QTest.mouseMove(vp, end)
-        QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
-    block_from_worker = blocker.args[2]
-    qtbot.waitUntil(lambda: len(w.doc.page(w.current).blocks) == 1, timeout=5000)
+    from_worker = []  # what the worker read (collected in its thread)
+    w.host.worker.region_read.connect(lambda _r, _p, block: from_worker.append(block),
+                                      Qt.ConnectionType.DirectConnection)
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    QTest.mouseMove(vp, start + QPoint(30, 30))
+    QTest.mouseMove(vp, end)
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+    qtbot.waitUntil(lambda: len(w.doc.page(w.current).blocks) == 1, timeout=60000)
+    (block_from_worker,) = from_worker
     (block,) = w.doc.page(w.current).blocks
     assert block.kind == "manual"
     assert block.ocr_text == block_from_worker.ocr_text  # the recognizer's text for that crop
