@@ -99,6 +99,17 @@ class Questions:
         return {QMessageBox.StandardButton.Save: "save",
                 QMessageBox.StandardButton.Discard: "discard"}.get(QMessageBox.StandardButton(answer), "cancel")
 
+    def reread_all(self, parent) -> bool:
+        """Every page has been read: read them all again (replacing corrections)?"""
+        if "reread_all" in self.answers:
+            return bool(self.answers["reread_all"])
+        answer = QMessageBox.question(
+            parent, "Read all pages again?",
+            "Every page has been read already. Reading them again replaces their blocks and any "
+            "corrections (Undo brings them back). Read all pages again?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
     def restore_autosave(self, parent, source: str) -> bool:
         """After a crash: restore the autosaved edits of `source`?"""
         if "restore_autosave" in self.answers:

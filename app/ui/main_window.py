@@ -250,6 +250,8 @@ class MainWindow(QMainWindow):
         if name == self.current:
             self.view.show_page(page)
             self.panel.set_page(page)
+            if page.error:
+                self.show_notice("error", f"{page.name}: {page.error}")
 
     # --- selection --------------------------------------------------------------------------------
     def _on_canvas_selection(self, block_id: str) -> None:
@@ -448,7 +450,16 @@ class MainWindow(QMainWindow):
             self.run_pages([self.current])
 
     def action_run_all(self) -> None:
-        self.run_pages(self.doc.page_names())
+        """Read the pages not read yet (all of them when every page has been read: asks first,
+        since that replaces corrected text; undo brings it back)."""
+        if not self.doc.project:
+            return
+        todo = [p.name for p in self.doc.project.pages if not p.processed]
+        if not todo:
+            if not self.questions.reread_all(self):
+                return
+            todo = self.doc.page_names()
+        self.run_pages(todo)
 
     def action_cancel(self) -> None:
         if self.view.mode is Mode.DRAW and not self.host.busy():

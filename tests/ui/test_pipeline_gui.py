@@ -86,3 +86,17 @@ def test_cancel_a_long_run(make_window, tmp_path, qtbot):
     # late results of the cancelled run are dropped
     qtbot.wait(300)
     assert sum(p.processed for p in w.doc.project.pages) == done
+
+
+def test_read_all_skips_read_pages_and_asks_before_reading_again(make_window, pages, qtbot):
+    from dataclasses import replace
+
+    w = make_window()
+    session.open_path(w, pages)
+    w.edit(lambda p: replace(p, processed=True), "mark read", page="page-002.png")
+    with qtbot.waitSignal(w.run_finished, timeout=120000):
+        w.action_run_all()
+    assert w._requests == {} and w.doc.page("page-002.png").blocks == ()  # left alone
+    assert w.doc.page("page-001.png").processed and w.doc.page("page-003.png").processed
+    w.questions.answers["reread_all"] = False
+    assert w.action_run_all() is None and not w.host.busy()
