@@ -29,6 +29,8 @@ def main() -> int:
     ap.add_argument("--detector")
     ap.add_argument("--size", default="1200x1700", help="generated page size WxH")
     ap.add_argument("--tokens", type=int, default=32, help="max new tokens per crop")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = leave as is)")
+    ap.add_argument("--switch-ms", type=float, default=0, help="sys.setswitchinterval in ms (0 = default 5)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="hayai-bench-gui-"))
     for var, sub in (("HAYAI_DESKTOP_CONFIG_DIR", "config"), ("HAYAI_DATA_DIR", "data"),
@@ -55,6 +57,12 @@ def main() -> int:
 
         detector = str(write_tiny_detector(tmp / "tiny.pt"))
         overrides.update(conf=0.002, imgsz=640)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    if args.switch_ms:
+        sys.setswitchinterval(args.switch_ms / 1000)
     w, h = (int(v) for v in args.size.split("x"))
     folder = write_pages(tmp / "vol", args.pages, size=(w, h))
 

@@ -40,6 +40,7 @@ class PageList(QListWidget):
         self.pool.setMaxThreadCount(1)
         self.signals = ImageJobSignals(self)
         self.signals.loaded.connect(self._on_thumb)
+        self.signals.failed.connect(self._on_thumb_failed)
         self._cancel = threading.Event()
         self._req = 0
         self._syncing = False
@@ -112,6 +113,13 @@ class PageList(QListWidget):
         with_frame.drawRect(x, y, scaled.width() - 1, scaled.height() - 1)
         with_frame.end()
         item.setIcon(QIcon(pm))
+
+    def _on_thumb_failed(self, req_id: int, name: str, message: str) -> None:
+        item = self._item(name) if req_id == self._req else None
+        if item is not None:
+            item.setIcon(self.style().standardIcon(self.style().StandardPixmap.SP_MessageBoxWarning))
+            item.setToolTip(message)
+            item.setText(item.text().split("\n")[0] + "\n⚠ cannot be read")
 
     def thumbnails_done(self) -> bool:
         return self.pool.activeThreadCount() == 0
