@@ -125,9 +125,9 @@ def test_crash_recovery_round_trip(make_window, pages, qtbot):
     qtbot.waitUntil(lambda: recoverable_autosave(pages) is not None, timeout=5000)
     # a crash: the window goes away without the close questions (threads stopped by the fixture)
     w.shutdown()
-    w2 = make_window()
+    w2 = make_window(recent_sources=(str(pages),))
     w2.questions.answers["restore_autosave"] = True
-    assert session.open_path(w2, pages)
+    assert session.reopen_after_crash(w2)  # the next start reopens the source that crashed
     assert w2.doc.page("page-001.png").block("b1").text == "クラッシュ前"
     assert w2.is_dirty()
     assert session.save(w2)
