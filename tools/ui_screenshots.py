@@ -20,6 +20,7 @@ os.environ["HAYAI_DESKTOP_CONFIG_DIR"] = str(TMP / "config")
 os.environ["HAYAI_DATA_DIR"] = str(TMP / "data")
 os.environ["HAYAI_MODELS_DIR"] = str(TMP / "models")
 
+SAMPLES = Path(os.environ.get("HAYAI_SHOT_SAMPLES", ROOT / "resources" / "samples"))
 SAMPLE_TEXT = ["なんだって！？", "ここは危ない\nはやく逃げよう", "わかった…", "Hayai OCR", "ありがとう。"]
 
 
@@ -59,7 +60,8 @@ def main(out: Path) -> None:
 
     ocr = write_tiny_checkpoint(TMP / "tiny-ocr", "nova", seed=1)
     det = write_tiny_detector(TMP / "tiny.pt")
-    pages = write_pages(TMP / "vol1", 4, size=(900, 1280))
+    samples = SAMPLES if SAMPLES and SAMPLES.is_dir() else None
+    pages = samples or write_pages(TMP / "vol1", 4, size=(900, 1280))
     w = MainWindow(AppSettings(model=str(ocr), detector=str(det), device="cpu"))
     w.pipeline_overrides.update(TINY_PIPELINE)
     w.configure_worker()
@@ -73,9 +75,11 @@ def main(out: Path) -> None:
     w.run_pages([w.current])
     wait(app, lambda: bool(done))
     # random detector weights give arbitrary boxes: place blocks where a real detector would
+    # (the sample pages' ground truth when there is one)
     from dataclasses import replace as dc_replace
 
     page = w.doc.page(w.current)
+    truth = (pages / Path(w.current).with_suffix(".json").name) if samples else None
     model_block = page.blocks[0] if page.blocks else None
     spots = [(700, 60, 880, 400, True), (320, 80, 440, 420, True), (60, 480, 300, 700, False),
              (560, 520, 820, 760, False), (100, 900, 420, 1020, False)]
@@ -84,6 +88,15 @@ def main(out: Path) -> None:
         base = model_block or page.blocks[0]
         placed.append(dc_replace(base, id=f"b{i}", box=(x0, y0, x1, y1), vertical=vertical, polygon=None,
                                  kind="bubble" if i < 4 else "text", text=text))
+    if truth is not None and truth.exists():
+        import json
+
+        from app.core.document import Block
+
+        placed = [Block(id=b["id"], order=b["order"], kind=b["kind"] if b["kind"] in ("bubble", "text") else "other",
+                        box=tuple(float(v) for v in b["box"]), vertical=b["vertical"], ocr_text=b["text"],
+                        model="demo", patches=384)
+                  for b in json.loads(truth.read_text(encoding="utf-8"))["blocks"]]
     w.edit(lambda p: p.with_blocks(placed), "place blocks")
     blocks = w.doc.page(w.current).blocks
     if blocks:
@@ -104,7 +117,7 @@ def main(out: Path) -> None:
 
     w.act.draw.setChecked(True)
     vp = w.view.viewport()
-    a, b = w.view.mapFromScene(500, 700), w.view.mapFromScene(760, 1000)
+    a, b = w.view.mapFromScene(300, 700), w.view.mapFromScene(460, 900)
     QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, a)
     QTest.mouseMove(vp, a + QPoint(20, 20))
     QTest.mouseMove(vp, b)
