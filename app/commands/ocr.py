@@ -1,0 +1,171 @@
+"""`hayai-desktop ocr`: pages to text without the GUI, through the same pipeline the GUI runs.
+
+    hayai-desktop ocr SOURCE... [--out FILE|DIR] [--format json|txt] [--order rtl|ltr]
+                      [--patches N] [--detector NAME_OR_PATH] [--model DIR_OR_NAME]
+                      [--device auto|cpu|cuda|mps] [--batch-size N] [--max-new-tokens N]
+                      [--imgsz PX] [--conf SCORE] [--translations]
+
+Output is what the GUI's export writes (app.core.export): JSON (the documented schema) or TXT.
+- One source: written to --out FILE, or to stdout without --out.
+- Several sources: --out names a directory (created if needed) that receives one file per
+  source, `<source name>.<json|txt>`; without --out, TXT goes to stdout one source after another,
+  each headed by `==> SOURCE <==`, and JSON asks for --out (one JSON document per source).
+A page that cannot be read is reported on stderr and in the output (its error), the rest goes
+on; the exit status is then 1 (0 when every page was read, 2 for a usage or model error).
+A progress bar is drawn on stderr when stderr is a terminal.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from app.commands.common import add_model_options, check_model_options, load_recognizer_for
+from app.errors import UserError
+
+DEFAULT_DETECTOR = "comic-speech-bubble-detector"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("ocr", help="detect and read every page of folders or CBZ/ZIP archives",
+                              description=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="a folder of pages, a CBZ/ZIP archive or an image")
+    p.add_argument("--out", help="output file (one source) or directory (several); default: stdout")
+    p.add_argument("--format", choices=("json", "txt"), help="output format (default: from --out's suffix, else json)")
+    p.add_argument("--order", choices=("rtl", "ltr"), default="rtl",
+                   help="reading order: rtl for manga (default), ltr for comics and webtoons")
+    p.add_argument("--detector", default=DEFAULT_DETECTOR,
+                   help=f"detector name from the model store or a YOLO .pt file (default: {DEFAULT_DETECTOR})")
+    add_model_options(p)  # --model --patches --max-new-tokens --device --batch-size
+    p.add_argument("--imgsz", type=int, default=1024, help="detector input size in pixels (default 1024)")
+    p.add_argument("--conf", type=float, default=0.25, help="detector minimum score (default 0.25)")
+    p.add_argument("--translations", action="store_true", help="TXT: the variant with translations")
+    p.set_defaults(run=run)
+    return p
+
+
+class _ProgressBar:
+    """One self-rewriting line on a terminal stream; silent elsewhere."""
+
+    def __init__(self, stream, label: str):
+        self.stream = stream
+        self.label = label
+        self.enabled = stream.isatty()
+        self.start = time.monotonic()
+
+    def __call__(self, p) -> None:
+        if not self.enabled:
+            return
+        width = 24
+        filled = width * p.pages_done // max(1, p.pages_total)
+        rate = p.pages_done / max(1e-6, time.monotonic() - self.start)
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {p.pages_done}/{p.pages_total} "
+                          f"pages, {p.blocks_done}/{p.blocks_total} blocks, {rate:.2f} pages/s ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _format_for(args, out: Path | None) -> str:
+    if args.format:
+        return args.format
+    if out is not None and out.suffix.lower() == ".txt":
+        return "txt"
+    return "json"
+
+
+def _plan_outputs(args) -> tuple[str, list[Path | None]]:
+    """The format and, per source, the output file (None = stdout)."""
+    sources = [Path(s) for s in args.sources]
+    out = Path(args.out) if args.out else None
+    if len(sources) == 1:
+        if out is not None and out.is_dir():
+            out = out / f"{sources[0].stem or sources[0].name}.{_format_for(args, None)}"
+        return _format_for(args, out), [out]
+    fmt = args.format or "json"
+    if out is None:
+        if fmt == "json":
+            raise UserError("several sources in JSON need --out DIR (one file per source); or use --format txt")
+        return fmt, [None] * len(sources)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: is a file; several sources need a directory (one output per source)")
+    out.mkdir(parents=True, exist_ok=True)
+    names = [f"{s.stem or s.name}.{fmt}" for s in sources]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise UserError(f"sources would write the same output file(s) {', '.join(sorted(dupes))}; run them separately")
+    return fmt, [out / n for n in names]
+
+
+def _export(project, fmt: str, path: Path, translations: bool) -> None:
+    from app.core import export
+
+    if fmt == "json":
+        export.export_json(project, path)
+    else:
+        export.export_txt(project, path, translations=translations)
+
+
+def _write(project, fmt: str, out: Path | None, translations: bool, header: str | None) -> None:
+    if out is not None:
+        _export(project, fmt, out, translations)
+        return
+    with tempfile.TemporaryDirectory(prefix="hayai-ocr-") as tmp:
+        path = Path(tmp) / f"out.{fmt}"
+        _export(project, fmt, path, translations)
+        text = path.read_text(encoding="utf-8")
+    if header:
+        sys.stdout.write(f"==> {header} <==\n")
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+def run(args) -> int:
+    from app.core.document import Project
+    from app.core.pipeline import Pipeline, PipelineSettings
+    from app.core.sources import open_source
+    from app.detect import load_detector
+
+    check_model_options(args)
+    if args.imgsz < 32 or not 0.0 <= args.conf <= 1.0:
+        raise UserError(f"--imgsz must be at least 32 (got {args.imgsz}) and --conf between 0 and 1 (got {args.conf})")
+    for s in args.sources:
+        if not os.path.exists(s):
+            raise UserError(f"{s}: no such folder, archive or image")
+    fmt, outputs = _plan_outputs(args)
+    detector = load_detector(args.detector, device=args.device)
+    recognizer = load_recognizer_for(args)
+    settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
+                                batch_size=args.batch_size or recognizer.default_batch_size(),
+                                imgsz=args.imgsz, conf=args.conf)
+    pipeline = Pipeline(detector, recognizer, settings)
+    failed = 0
+    for src, out in zip(args.sources, outputs, strict=True):
+        source = open_source(src)
+        try:
+            bar = _ProgressBar(sys.stderr, Path(src).name)
+            pages = []
+            try:
+                for page in pipeline.process(source, progress=bar):
+                    pages.append(page)
+                    if page.error:
+                        failed += 1
+                        bar.close()  # end the bar's line before the message
+                        print(f"hayai-desktop: {src}: page {page.name}: {page.error}", file=sys.stderr)
+            finally:
+                bar.close()
+            project = Project(source=str(Path(source.path).resolve()), pages=pages, order=args.order)
+            header = src if (out is None and len(args.sources) > 1) else None
+            _write(project, fmt, out, args.translations, header)
+        finally:
+            source.close()
+    if failed:
+        print(f"hayai-desktop: {failed} page(s) could not be read (see above)", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,140 @@
+"""Edits of one page as pure functions: Page in, new Page out (no Qt).
+
+The GUI wraps each in an undo command holding the page before and after. Boxes are
+(x0, y0, x1, y1) in source-image pixels. Unknown block ids raise KeyError.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.core.document import Block, Box, Page
+
+
+def _index(page: Page, block_id: str) -> int:
+    for i, b in enumerate(page.blocks):
+        if b.id == block_id:
+            return i
+    raise KeyError(f"no block {block_id!r} on page {page.name!r}")
+
+
+def _replace_block(page: Page, block: Block) -> Page:
+    blocks = list(page.blocks)
+    blocks[_index(page, block.id)] = block
+    return replace(page, blocks=tuple(blocks))
+
+
+def set_text(page: Page, block_id: str, text: str) -> Page:
+    """The user's text for a block; text equal to the model's clears the edit."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, text=None if text == b.ocr_text else text))
+
+
+def restore_text(page: Page, block_id: str) -> Page:
+    """Drop the user's edit: the block shows the model's text again."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, text=None))
+
+
+def set_translation(page: Page, block_id: str, translation: str) -> Page:
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, translation=translation))
+
+
+def clamp_box(box: Box, width: int, height: int) -> Box:
+    """The box inside the image, corners sorted; width/height 0 = no clamp."""
+    x0, y0, x1, y1 = box
+    x0, x1 = sorted((x0, x1))
+    y0, y1 = sorted((y0, y1))
+    if width > 0 and height > 0:
+        x0, x1 = max(0.0, min(x0, width)), max(0.0, min(x1, width))
+        y0, y1 = max(0.0, min(y0, height)), max(0.0, min(y1, height))
+    return (float(x0), float(y0), float(x1), float(y1))
+
+
+def set_box(page: Page, block_id: str, box: Box) -> Page:
+    """Move or resize a block; the polygon no longer matches, so it is dropped."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, box=clamp_box(box, page.width, page.height), polygon=None))
+
+
+def replace_block(page: Page, block: Block) -> Page:
+    """Put a re-read block (same id) in place, keeping its order number."""
+    old = page.blocks[_index(page, block.id)]
+    return _replace_block(page, replace(block, order=old.order))
+
+
+def unique_id(page: Page, wanted: str) -> str:
+    """`wanted` if no block on the page uses it, else `wanted-2`, `wanted-3`, ..."""
+    taken = {b.id for b in page.blocks}
+    if wanted and wanted not in taken:
+        return wanted
+    base = wanted or "m"
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def add_block(page: Page, block: Block, position: int | None = None) -> Page:
+    """Insert a block (at the end by default), give it a unique id, renumber."""
+    block = replace(block, id=unique_id(page, block.id))
+    blocks = list(page.blocks)
+    blocks.insert(len(blocks) if position is None else position, block)
+    return page.with_blocks(blocks)
+
+
+def delete_blocks(page: Page, block_ids) -> Page:
+    ids = set(block_ids)
+    for i in ids:
+        _index(page, i)
+    return page.with_blocks([b for b in page.blocks if b.id not in ids])
+
+
+def merge_blocks(page: Page, block_ids) -> Page:
+    """One block covering the given ones, in the first one's place; texts joined in reading order."""
+    ids = set(block_ids)
+    parts = [b for b in page.blocks if b.id in ids]
+    if len(parts) != len(ids):
+        missing = ids - {b.id for b in parts}
+        raise KeyError(f"no block {sorted(missing)!r} on page {page.name!r}")
+    if len(parts) < 2:
+        return page
+    first = parts[0]
+    box = (
+        min(b.box[0] for b in parts), min(b.box[1] for b in parts),
+        max(b.box[2] for b in parts), max(b.box[3] for b in parts),
+    )
+    sep = "" if first.vertical or all(_is_cjk_text(b.display_text) for b in parts) else " "
+    edited = any(b.text is not None for b in parts)
+    merged = replace(
+        first,
+        box=box,
+        polygon=None,
+        ocr_text=sep.join(b.ocr_text for b in parts),
+        text=sep.join(b.display_text for b in parts) if edited else None,
+        translation=" ".join(b.translation for b in parts if b.translation),
+        score=None,
+    )
+    blocks = [merged if b.id == first.id else b for b in page.blocks if b.id == first.id or b.id not in ids]
+    return page.with_blocks(blocks)
+
+
+def reorder(page: Page, block_ids) -> Page:
+    """Blocks in the given id order, renumbered 1..n (ids must be exactly the page's)."""
+    ids = list(block_ids)
+    if sorted(ids) != sorted(b.id for b in page.blocks):
+        raise KeyError(f"reorder of page {page.name!r} must list each block once")
+    by_id = {b.id: b for b in page.blocks}
+    return page.with_blocks([by_id[i] for i in ids])
+
+
+def move_block(page: Page, block_id: str, new_index: int) -> Page:
+    """Move one block to a 0-based position in the reading order."""
+    ids = [b.id for b in page.blocks]
+    ids.remove(page.blocks[_index(page, block_id)].id)
+    ids.insert(max(0, min(new_index, len(ids))), block_id)
+    return reorder(page, ids)
+
+
+def _is_cjk_text(text: str) -> bool:
+    return bool(text) and all(ord(c) >= 0x3000 or c.isspace() for c in text)

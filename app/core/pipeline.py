@@ -1,0 +1,209 @@
+"""The page pipeline: detect -> order -> crop (full resolution) -> recognize, page by page.
+
+One code path for the GUI worker and the `ocr` command. Pages go through in chunks of
+`PipelineSettings.chunk_pages`: the chunk's pages are detected in one detector call and all
+their crops go through the recognizer together (better batches than one page at a time), then
+the chunk's pages are yielded in order. A page that cannot be loaded, detected or read is
+yielded with `error` set and the run goes on. Cancel is cooperative: `cancel()` is polled
+between pages, before each stage and (inside the recognizer) between crops and decode steps;
+when it returns True, `app.errors.Cancelled` is raised (pages already yielded stay valid).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from app.core.document import Block, Page
+from app.detect.blocks import build_blocks, crop, is_vertical, pad_box
+from app.errors import Cancelled, UserError
+
+log = logging.getLogger(__name__)
+
+# What a single bad page may raise without stopping the volume: unreadable images (ImageError is
+# a UserError), decoder and tensor failures (OSError, ValueError, RuntimeError such as out of memory).
+PAGE_ERRORS = (UserError, OSError, ValueError, RuntimeError)
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    """patches: recognizer patch budget (256 / 384 / 512); max_new_tokens: decode limit per crop;
+    order: "rtl" | "ltr"; batch_size: crops per recognizer batch; imgsz / conf / iou: detector
+    input size (pixels, long side), minimum score, NMS IoU; chunk_pages: pages per detect+read
+    round; detect_batch: pages per detector call."""
+
+    patches: int = 384
+    max_new_tokens: int = 128
+    order: str = "rtl"
+    batch_size: int = 16
+    imgsz: int = 1024
+    conf: float = 0.25
+    iou: float = 0.5
+    chunk_pages: int = 4
+    detect_batch: int = 4
+
+
+@dataclass(frozen=True)
+class PipelineProgress:
+    """pages_done / pages_total; blocks_done / blocks_total (the total grows as pages are detected)."""
+
+    pages_done: int
+    pages_total: int
+    blocks_done: int
+    blocks_total: int
+
+
+def _error_text(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+
+
+class Pipeline:
+    """detector: `app.detect.Detector` (or anything with the same `detect`); recognizer:
+    `app.ocr.Recognizer` (`recognize`, `name`)."""
+
+    def __init__(self, detector, recognizer, settings: PipelineSettings | None = None):
+        self.detector = detector
+        self.recognizer = recognizer
+        self.settings = settings or PipelineSettings()
+
+    # -- whole pages -------------------------------------------------------------------------
+
+    def process(self, source, names: Sequence[str] | None = None,
+                progress: Callable[[PipelineProgress], None] | None = None,
+                cancel: Callable[[], bool] | None = None) -> Iterator[Page]:
+        """Detect and read `names` (default: every page of `source`), yielding each finished Page.
+
+        source: an `app.core.sources.Source` (`page_names`, `load(name) -> PIL RGB`).
+        """
+        names = list(source.page_names if names is None else names)
+        total = len(names)
+        counts = {"pages": 0, "blocks": 0, "blocks_total": 0}
+
+        def report():
+            if progress is not None:
+                progress(PipelineProgress(counts["pages"], total, counts["blocks"], counts["blocks_total"]))
+
+        def check():
+            if cancel is not None and cancel():
+                raise Cancelled("cancelled")
+
+        report()
+        step = max(1, self.settings.chunk_pages)
+        for start in range(0, total, step):
+            check()
+            for page in self._process_chunk(source, names[start:start + step], counts, report, check, cancel):
+                counts["pages"] += 1
+                report()
+                yield page
+
+    def _process_chunk(self, source, names, counts, report, check, cancel) -> list[Page]:
+        s = self.settings
+        pages: dict[str, Page] = {}
+        images = {}
+        for name in names:
+            check()
+            try:
+                images[name] = source.load(name)
+            except PAGE_ERRORS as exc:
+                log.warning("page %s: %s", name, exc)
+                pages[name] = Page(name=name, error=_error_text(exc))
+        check()
+        loaded = [n for n in names if n in images]
+        for name, dets in self._detect_each(loaded, images, pages):
+            image = images[name]
+            blocks = build_blocks(dets, image.size, s.order)
+            pages[name] = Page(name=name, width=image.width, height=image.height, blocks=tuple(blocks))
+            counts["blocks_total"] += len(blocks)
+        report()
+        check()
+        ready = [n for n in loaded if pages[n].error is None]
+        self._read_pages(ready, images, pages, counts, report, cancel)
+        return [pages[n] for n in names]
+
+    def _detect_each(self, loaded, images, pages):
+        """(name, detections) for each page that could be detected; failures go into `pages`."""
+        s = self.settings
+        kwargs = dict(imgsz=s.imgsz, conf=s.conf, iou=s.iou, batch=s.detect_batch)
+        try:
+            return list(zip(loaded, self.detector.detect([images[n] for n in loaded], **kwargs), strict=True))
+        except PAGE_ERRORS as exc:
+            if len(loaded) <= 1:
+                for n in loaded:
+                    pages[n] = Page(name=n, width=images[n].width, height=images[n].height, error=_error_text(exc))
+                return []
+        out = []
+        for n in loaded:  # isolate the failing page(s)
+            out.extend(self._detect_each([n], images, pages))
+        return out
+
+    def _read_pages(self, ready, images, pages, counts, report, cancel):
+        crops, owners = [], []
+        for n in ready:
+            for b in pages[n].blocks:
+                crops.append(crop(images[n], b.box))
+                owners.append(n)
+        if not crops:
+            for n in ready:
+                pages[n] = replace(pages[n], processed=True)
+            return
+        base = counts["blocks"]
+
+        def on_progress(done, _total):
+            counts["blocks"] = base + done
+            report()
+
+        try:
+            texts = self._recognize(crops, on_progress, cancel)
+        except PAGE_ERRORS as exc:
+            if len(ready) <= 1:
+                for n in ready:
+                    pages[n] = replace(pages[n], error=_error_text(exc))
+                counts["blocks"] = base + len(crops)
+                return
+            counts["blocks"] = base
+            for n in ready:  # isolate the failing page(s)
+                self._read_pages([n], images, pages, counts, report, cancel)
+            return
+        counts["blocks"] = base + len(crops)
+        for n in ready:
+            mine = [t for t, owner in zip(texts, owners, strict=True) if owner == n]
+            blocks = [self._filled(b, t) for b, t in zip(pages[n].blocks, mine, strict=True)]
+            pages[n] = replace(pages[n], blocks=tuple(blocks), processed=True)
+
+    # -- single pages and regions ------------------------------------------------------------
+
+    def detect_blocks(self, image) -> list[Block]:
+        """Detection and reading order only (no OCR) for one full-resolution page image: blocks
+        with empty text, as `process` would read them."""
+        s = self.settings
+        (dets,) = self.detector.detect([image], imgsz=s.imgsz, conf=s.conf, iou=s.iou, batch=1)
+        return build_blocks(dets, image.size, s.order)
+
+    def _recognize(self, crops, progress=None, cancel=None) -> list[str]:
+        s = self.settings
+        results = self.recognizer.recognize(crops, max_num_patches=s.patches, max_new_tokens=s.max_new_tokens,
+                                            batch_size=s.batch_size, progress=progress, cancel=cancel)
+        return [r.text for r in results]
+
+    def _filled(self, block: Block, text: str) -> Block:
+        return replace(block, ocr_text=text, model=self.recognizer.name, patches=self.settings.patches)
+
+    def recognize_region(self, image, box, block_id: str | None = None, order: int = 0) -> Block:
+        """OCR of a user-drawn `box` ((x0, y0, x1, y1) pixels of the full-resolution `image`), with
+        the same crop rule as detected blocks. Returns a Block of kind "manual" (score None);
+        its id defaults to one derived from the box, its order to 0 (not placed yet)."""
+        pad_box(box, image.size, pad=0)  # raises UserError when the box misses the page
+        x0, y0, x1, y1 = (float(v) for v in box)
+        norm = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+        bid = block_id or "m{}_{}_{}_{}".format(*(round(v) for v in norm))
+        block = Block(id=bid, order=order, kind="manual", box=norm, vertical=is_vertical(norm))
+        (text,) = self._recognize([crop(image, norm)])
+        return self._filled(block, text)
+
+    def read_blocks(self, image, blocks: Sequence[Block], progress=None, cancel=None) -> list[Block]:
+        """Re-read `blocks` of one page (`image` at full resolution); returns them with new
+        `ocr_text`, model and patches (user edits in `text` are kept)."""
+        if not blocks:
+            return []
+        texts = self._recognize([crop(image, b.box) for b in blocks], progress, cancel)
+        return [self._filled(b, t) for b, t in zip(blocks, texts, strict=True)]

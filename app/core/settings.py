@@ -1,0 +1,100 @@
+"""The app's user settings: a typed dataclass, stored as JSON in the user's config folder.
+
+No Qt here. The GUI reads and writes these through `app.ui.settings`; window geometry alone
+lives in QSettings. `HAYAI_DESKTOP_CONFIG_DIR` overrides the folder (tests, portable installs).
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+DEFAULT_MODEL = "hayai-ocr-v2.5-nova"
+PATCH_BUDGETS = (256, 384, 512)
+DEVICES = ("auto", "cuda", "cpu")
+ORDERS = ("rtl", "ltr")
+OVERLAYS = ("text", "boxes", "none")  # text = boxes + transcriptions
+OVERLAY_SOURCES = ("text", "translation")
+MAX_RECENT = 10
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    model: str = DEFAULT_MODEL  # model name known to the store, or a folder path
+    detector: str = "comic-speech-bubble-detector"  # detector name (model store) or .pt path
+    device: str = "auto"  # one of DEVICES
+    patches: int = 384  # patch budget per crop (any positive value; 256/384/512 offered)
+    order: str = "rtl"  # reading order for new detections
+    overlay: str = "text"  # what the canvas draws over blocks
+    overlay_source: str = "text"  # draw the transcription or the translation
+    recent_sources: tuple[str, ...] = field(default_factory=tuple)
+    last_dir: str = ""  # folder of the last open dialog
+
+    def with_recent(self, path: str) -> AppSettings:
+        """A copy with `path` first in the recent sources (no duplicates, at most MAX_RECENT)."""
+        rest = [p for p in self.recent_sources if p != path]
+        return replace(self, recent_sources=tuple([path, *rest][:MAX_RECENT]))
+
+    def validated(self) -> AppSettings:
+        """A copy with every out-of-range value reset to its default."""
+        d = AppSettings()
+        return replace(
+            self,
+            device=self.device if self.device in DEVICES else d.device,
+            patches=self.patches if isinstance(self.patches, int) and 16 <= self.patches <= 4096 else d.patches,
+            order=self.order if self.order in ORDERS else d.order,
+            overlay=self.overlay if self.overlay in OVERLAYS else d.overlay,
+            overlay_source=self.overlay_source if self.overlay_source in OVERLAY_SOURCES else d.overlay_source,
+            recent_sources=tuple(str(p) for p in self.recent_sources)[:MAX_RECENT],
+        )
+
+
+def config_dir() -> Path:
+    """The folder holding settings.json (created on save)."""
+    override = os.environ.get("HAYAI_DESKTOP_CONFIG_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("hayai-desktop", appauthor=False))
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+def load_settings(path: Path | None = None) -> AppSettings:
+    """Read settings; a missing or unreadable file gives the defaults (never raises)."""
+    path = path or settings_path()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return AppSettings()
+    if not isinstance(raw, dict):
+        return AppSettings()
+    known = {f.name for f in fields(AppSettings)}
+    values = {k: v for k, v in raw.items() if k in known}
+    if "recent_sources" in values:
+        values["recent_sources"] = tuple(values["recent_sources"] or ())
+    try:
+        return AppSettings(**values).validated()
+    except TypeError:
+        return AppSettings()
+
+
+def save_settings(settings: AppSettings, path: Path | None = None) -> None:
+    """Write settings atomically (temp file + os.replace)."""
+    path = path or settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = asdict(settings)
+    data["recent_sources"] = list(settings.recent_sources)
+    fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, ensure_ascii=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

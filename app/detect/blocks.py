@@ -1,0 +1,157 @@
+"""From raw detections to blocks to read: merge, flag vertical text, order, number; and crops.
+
+Rules (one place, used by the pipeline and by user-drawn boxes alike):
+- Duplicates: two detections of the same kind that overlap heavily (IoU >= `DUPLICATE_IOU`, or
+  the smaller lies `CONTAINED` inside the larger) become one box, their union, with the best score.
+- A text box lying mostly inside a bubble (`CONTAINED` of its area) is absorbed by that bubble:
+  Hayai reads a multi-line bubble in one pass, so a bubble is never split into lines. The bubble
+  box grows to the union so no text is cut off.
+- Only "bubble" and "text" detections become blocks; "other" classes (panels, faces, ...) are
+  dropped unless a class map names them bubble or text.
+- Vertical text: a block taller than `VERTICAL_RATIO` times its width (the text boxes it absorbed
+  decide for a bubble that has some).
+- Block boxes are the detected extents; padding (`pad_box`) is applied when cropping, so a
+  re-read or a user-drawn box follows the same rule and padding never accumulates.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.core.document import Block
+from app.detect.detection import Detection
+from app.detect.order import reading_order
+from app.errors import UserError
+
+Box = tuple[float, float, float, float]
+
+DUPLICATE_IOU = 0.6
+CONTAINED = 0.8
+VERTICAL_RATIO = 1.3
+DEFAULT_PAD = 0.06  # of the box's shorter side, per edge
+MIN_PAD_PX = 2
+READ_KINDS = ("bubble", "text")
+
+
+def area(box: Box) -> float:
+    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
+
+
+def intersection(a: Box, b: Box) -> float:
+    return area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
+
+
+def iou(a: Box, b: Box) -> float:
+    inter = intersection(a, b)
+    union = area(a) + area(b) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def union_box(a: Box, b: Box) -> Box:
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+def is_vertical(box: Box) -> bool:
+    """Tall narrow text (manga's vertical writing): height > VERTICAL_RATIO * width."""
+    return (box[3] - box[1]) > VERTICAL_RATIO * (box[2] - box[0])
+
+
+@dataclass
+class _Group:
+    """A block under construction: the leading detection, its grown box, the text it absorbed."""
+
+    kind: str
+    box: Box
+    score: float
+    polygon: tuple[tuple[float, float], ...] | None
+    text_box: Box | None = None  # union of absorbed text boxes (decides the vertical flag)
+
+
+def _merge_duplicates(dets: list[Detection]) -> list[_Group]:
+    groups: list[_Group] = []
+    for det in sorted(dets, key=lambda d: (-d.score, d.box)):
+        for g in groups:
+            if g.kind != det.kind:
+                continue
+            inter = intersection(g.box, det.box)
+            smaller = min(area(g.box), area(det.box))
+            if iou(g.box, det.box) >= DUPLICATE_IOU or (smaller > 0 and inter / smaller >= CONTAINED):
+                g.box = union_box(g.box, det.box)
+                break
+        else:
+            groups.append(_Group(det.kind, det.box, det.score, det.polygon))
+    return groups
+
+
+def _absorb_text_into_bubbles(groups: list[_Group]) -> list[_Group]:
+    bubbles = [g for g in groups if g.kind == "bubble"]
+    kept = []
+    for g in groups:
+        if g.kind != "text" or not bubbles or area(g.box) <= 0:
+            kept.append(g)
+            continue
+        best = max(bubbles, key=lambda b: (intersection(b.box, g.box), -bubbles.index(b)))
+        if intersection(best.box, g.box) / area(g.box) >= CONTAINED:
+            best.text_box = g.box if best.text_box is None else union_box(best.text_box, g.box)
+        else:
+            kept.append(g)
+    for b in bubbles:  # grow after all assignments, so the assignment does not depend on list order
+        if b.text_box is not None:
+            b.box = union_box(b.box, b.text_box)
+    return kept
+
+
+def _clamp(box: Box, size: tuple[int, int]) -> Box:
+    w, h = size
+    return (min(max(box[0], 0.0), w), min(max(box[1], 0.0), h), min(max(box[2], 0.0), w), min(max(box[3], 0.0), h))
+
+
+def build_blocks(detections: Sequence[Detection], image_size: tuple[int, int], order: str = "rtl",
+                 kinds: Sequence[str] = READ_KINDS) -> list[Block]:
+    """Blocks to read for one page, in reading order, ids "b1".."bn" and order 1..n.
+
+    detections: from `Detector.detect` for this page; image_size: (width, height) in pixels of
+    the same image; order: "rtl" (manga) or "ltr" (comics, webtoons). Deterministic: the same
+    detections give the same blocks, ids and order.
+    """
+    dets = [d for d in detections if d.kind in kinds]
+    dets = [Detection(_clamp(d.box, image_size), d.kind, d.score, d.polygon, d.label) for d in dets]
+    dets = [d for d in dets if area(d.box) > 0]
+    groups = _absorb_text_into_bubbles(_merge_duplicates(dets))
+    boxes = [tuple(round(v, 2) for v in g.box) for g in groups]
+    blocks = []
+    for n, i in enumerate(reading_order(boxes, order), start=1):
+        g = groups[i]
+        blocks.append(Block(
+            id=f"b{n}", order=n, kind=g.kind, box=boxes[i], polygon=g.polygon,
+            vertical=is_vertical(g.text_box or g.box), score=round(g.score, 4),
+        ))
+    return blocks
+
+
+def pad_box(box: Box, image_size: tuple[int, int], pad: float = DEFAULT_PAD) -> tuple[int, int, int, int]:
+    """`box` grown by `pad` x its shorter side (at least MIN_PAD_PX) per edge, clamped to the
+    image, rounded outwards to whole pixels: (x0, y0, x1, y1) with x0 < x1, y0 < y1.
+
+    Raises UserError when the box does not overlap the image.
+    """
+    w, h = image_size
+    x0, y0, x1, y1 = (float(v) for v in box)
+    x0, x1 = min(x0, x1), max(x0, x1)
+    y0, y1 = min(y0, y1), max(y0, y1)
+    margin = max(MIN_PAD_PX, pad * min(x1 - x0, y1 - y0)) if pad > 0 else 0.0
+    px0 = max(0, math.floor(x0 - margin))
+    py0 = max(0, math.floor(y0 - margin))
+    px1 = min(w, math.ceil(x1 + margin))
+    py1 = min(h, math.ceil(y1 + margin))
+    if px1 <= px0 or py1 <= py0:
+        raise UserError(f"box {tuple(round(v) for v in box)} lies outside the {w}x{h} page; draw it on the page")
+    return px0, py0, px1, py1
+
+
+def crop(image, box: Box, pad: float = DEFAULT_PAD):
+    """The padded crop of `box` from `image` (the full-resolution source page), as RGB PIL."""
+    region = pad_box(box, image.size, pad)
+    out = image.crop(region)
+    return out if out.mode == "RGB" else out.convert("RGB")

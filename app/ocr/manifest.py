@@ -1,0 +1,135 @@
+"""The manifest of published models: Hub repo, pinned revision, and every file's sha256 and size
+(hayai-model-spec.md sections 8 and 9). `MODELS` maps a name to a frozen `ModelEntry`;
+`ALIASES` maps short names. Used by app.ocr.hub (the store)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One file of a model: `name` in the repo, `sha256` (hex, None = not pinned), `size` in bytes."""
+
+    name: str
+    sha256: str | None
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A published model: Hub `repo_id` at a pinned `revision` (commit), its `files`,
+    `kind` "ocr" (a folder) or "detector" (one ultralytics `.pt`), a `description`, a `license`
+    tag (None when not stated) and `also_revisions`: other commits with the same files."""
+
+    name: str
+    repo_id: str
+    revision: str
+    files: tuple[ModelFile, ...]
+    kind: str
+    description: str
+    license: str | None = None
+    also_revisions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("ocr", "detector"):
+            raise ValueError(f"{self.name}: kind must be 'ocr' or 'detector', not {self.kind!r}")
+        for f in self.files:
+            if f.name.endswith(".py") or "/" in f.name or "\\" in f.name or f.name.startswith("."):
+                raise ValueError(f"{self.name}: {f.name!r} is not a data file this store may fetch")
+
+    @property
+    def pinned(self) -> bool:
+        """True when every file has a sha256 in the manifest."""
+        return all(f.sha256 for f in self.files)
+
+    @property
+    def size(self) -> int | None:
+        """Total bytes, or None when a file's size is unknown."""
+        sizes = [f.size for f in self.files]
+        return None if None in sizes else sum(sizes)  # type: ignore[arg-type]
+
+
+_TOKENIZER = ModelFile("tokenizer.json", "f8a0a909c628a684fe463094614e236a8b1d3609e7770f77e7beafaf1056bf13",
+                       1_247_253)
+_TOKENIZER_CONFIG = ModelFile("tokenizer_config.json",
+                              "6fb6c69afaedf1275872d3e62e276fd4467bd00da7a84cbbb5566a2cd28f58f6", 244)
+
+_ENTRIES = (
+    ModelEntry(
+        name="hayai-ocr-v2.5-nova",
+        repo_id="JustANormalTinkerer/hayai-ocr-v2.5-nova",
+        revision="e34d7755ed11e626c5ba39544af5d66f20ee57cc",
+        files=(
+            ModelFile("config.json", "880c99360c77733032fe06e94de8123dca21610cab782c6df43e4e26c9d37c41"),
+            ModelFile("model.safetensors", "ac63cd177c5b68bd91e18dd4408e0400461c7cf19f484b0da1643e232d1ffc3a"),
+            _TOKENIZER,  # same sha256 as v2's, so the same size
+            _TOKENIZER_CONFIG,
+        ),
+        kind="ocr",
+        description="Hayai OCR v2.5 Nova (DSC projector), the default OCR model",
+    ),
+    ModelEntry(
+        name="hayai-ocr-v2",
+        repo_id="JustANormalTinkerer/hayai-ocr-v2",
+        revision="3608bb2075b9b39cb9f63e57251bca665de248cd",
+        also_revisions=("4a4ce477c9a8841f208b94e1d9ed5c0938965e05",),
+        files=(
+            ModelFile("config.json", "581b762f1dfd55d0108f3f84e3f157bc762524af37fb0c19a7172a18b75582e2", 342),
+            ModelFile("model.safetensors", "4c645b221db8428cda04991be234c18133bb8861142a3d87cba04c5099b02328",
+                      622_502_784),
+            _TOKENIZER,
+            _TOKENIZER_CONFIG,
+        ),
+        kind="ocr",
+        description="Hayai OCR v2 / v2.1 (MLP projector)",
+    ),
+    ModelEntry(
+        name="comic-speech-bubble-detector",
+        repo_id="ogkalu/comic-speech-bubble-detector-yolov8m",
+        revision="main",
+        files=(ModelFile("comic-speech-bubble-detector.pt", None),),
+        kind="detector",
+        description="YOLOv8m speech bubbles, trained at 1024",
+        license="apache-2.0",
+    ),
+    ModelEntry(
+        name="comic-text-segmenter",
+        repo_id="ogkalu/comic-text-segmenter-yolov8m",
+        revision="main",
+        files=(ModelFile("comic-text-segmenter.pt", None),),
+        kind="detector",
+        description="YOLOv8m text regions (segmentation), trained at 1024",
+        license="apache-2.0",
+    ),
+    ModelEntry(
+        name="manga-text-detector",
+        repo_id="ogkalu/manga-text-detector-yolov8s",
+        revision="main",
+        files=(ModelFile("manga-text-detector.pt", None),),
+        kind="detector",
+        description="YOLOv8s text blocks, trained at 640",
+        license=None,
+    ),
+    ModelEntry(
+        name="yolov8m-seg-speech-bubble",
+        repo_id="kitsumed/yolov8m_seg-speech-bubble",
+        revision="main",
+        files=(ModelFile("model.pt", None),),
+        kind="detector",
+        description="YOLOv8m speech bubbles (segmentation), trained at 640",
+        license="GPL-3.0",
+    ),
+)
+
+MODELS: dict[str, ModelEntry] = {e.name: e for e in _ENTRIES}
+ALIASES: dict[str, str] = {
+    "nova": "hayai-ocr-v2.5-nova",
+    "v2.5": "hayai-ocr-v2.5-nova",
+    "default": "hayai-ocr-v2.5-nova",
+    "v2": "hayai-ocr-v2",
+    "v2.1": "hayai-ocr-v2",
+    "bubbles": "comic-speech-bubble-detector",
+    "text-seg": "comic-text-segmenter",
+    "manga-text": "manga-text-detector",
+    "bubbles-seg": "yolov8m-seg-speech-bubble",
+}

@@ -1,0 +1,184 @@
+"""GUI entry point: `run_gui(args) -> int` (args: path, demo, smoke_test, model, detector).
+
+Sets up the QApplication (system light/dark theme, a CJK font), opens the main window and the
+requested source. `--smoke-test` runs offscreen: open a page, run the pipeline once with the
+given models, exit 0 on success. `--demo` opens resources/samples with resources/demo models.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+CJK_FAMILIES = ("Noto Sans CJK JP", "Noto Sans JP", "Source Han Sans JP", "Yu Gothic", "Hiragino Sans",
+                "Meiryo", "MS Gothic", "Noto Sans CJK SC", "WenQuanYi Zen Hei")
+
+
+def pick_cjk_font() -> str:
+    """A CJK-capable family (installed, or bundled under resources/fonts); "" if none is found."""
+    from PySide6.QtGui import QFontDatabase
+
+    from app.ui import items
+
+    families = set(QFontDatabase.families())
+    family = next((f for f in CJK_FAMILIES if f in families), "")
+    if not family:
+        for font_file in sorted((RESOURCES / "fonts").glob("*.[ot]t[fc]")):
+            fid = QFontDatabase.addApplicationFont(str(font_file))
+            loaded = QFontDatabase.applicationFontFamilies(fid) if fid >= 0 else []
+            if loaded:
+                family = loaded[0]
+                break
+    if not family:
+        print("hayai-desktop: no CJK font found (install Noto Sans CJK JP, or put one in resources/fonts); "
+              "Japanese text may show as boxes.", file=sys.stderr)
+    items.CJK_FAMILY = family
+    return family
+
+
+def apply_theme(app, force: str | None = None) -> None:
+    """Fusion style with the system's light or dark palette; follows later switches.
+
+    `force` ("dark" / "light", or $HAYAI_DESKTOP_THEME) overrides the system, for desktops
+    whose colour scheme Qt cannot read."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor, QPalette
+
+    app.setStyle("Fusion")
+    hints = app.styleHints()
+
+    force = force or os.environ.get("HAYAI_DESKTOP_THEME", "").lower() or None
+
+    def update(*_args) -> None:
+        dark = force == "dark" if force in ("dark", "light") else hints.colorScheme() == Qt.ColorScheme.Dark
+        if dark:
+            pal = QPalette()
+            for role, color in ((QPalette.ColorRole.Window, "#2b2b2e"), (QPalette.ColorRole.WindowText, "#e8e8e8"),
+                                (QPalette.ColorRole.Base, "#1f1f22"), (QPalette.ColorRole.AlternateBase, "#29292d"),
+                                (QPalette.ColorRole.Text, "#e8e8e8"), (QPalette.ColorRole.Button, "#333338"),
+                                (QPalette.ColorRole.ButtonText, "#e8e8e8"), (QPalette.ColorRole.Highlight, "#3d7bd9"),
+                                (QPalette.ColorRole.HighlightedText, "#ffffff"),
+                                (QPalette.ColorRole.ToolTipBase, "#333338"), (QPalette.ColorRole.ToolTipText, "#e8e8e8"),
+                                (QPalette.ColorRole.PlaceholderText, "#9a9a9a")):
+                pal.setColor(role, QColor(color))
+            for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
+                pal.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7f"))
+            app.setPalette(pal)
+        else:
+            app.setPalette(app.style().standardPalette())
+
+    update()
+    hints.colorSchemeChanged.connect(update)
+
+
+def demo_paths() -> tuple[Path | None, Path | None, Path | None]:
+    """(samples folder, demo OCR model folder, demo detector .pt), each None when absent."""
+    samples = RESOURCES / "samples"
+    demo = RESOURCES / "demo"
+    model = next((p.parent for p in sorted(demo.glob("**/config.json"))), None) if demo.is_dir() else None
+    detector = next(iter(sorted(demo.glob("**/*.pt"))), None) if demo.is_dir() else None
+    return (samples if samples.is_dir() else None), model, detector
+
+
+def _write_smoke_page(folder: Path) -> Path:
+    """A plain generated page (white, a few dark shapes) for a smoke test without a path."""
+    from PIL import Image, ImageDraw
+
+    folder.mkdir(parents=True, exist_ok=True)
+    image = Image.new("RGB", (640, 900), "white")
+    draw = ImageDraw.Draw(image)
+    draw.ellipse((60, 80, 300, 360), outline="black", width=4)
+    draw.rectangle((380, 500, 560, 820), outline="black", width=4)
+    for i in range(6):
+        draw.line((150 + 20 * i, 140, 150 + 20 * i, 300), fill="black", width=6)
+    image.save(folder / "page-001.png")
+    return folder
+
+
+def run_gui(args) -> int:
+    smoke = bool(getattr(args, "smoke_test", False))
+    tmp = None
+    if smoke:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        tmp = tempfile.TemporaryDirectory(prefix="hayai-smoke-")
+        os.environ.setdefault("HAYAI_DESKTOP_CONFIG_DIR", str(Path(tmp.name) / "config"))
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Hayai Desktop")
+    app.setOrganizationName("hayai-desktop")
+    apply_theme(app)
+    pick_cjk_font()
+
+    from app.core.settings import load_settings
+    from app.ui import session
+    from app.ui.main_window import MainWindow
+    from app.ui.settings import restore_geometry
+
+    settings = load_settings()
+    path = getattr(args, "path", None)
+    demo = bool(getattr(args, "demo", False))
+    if demo:
+        samples, model, detector = demo_paths()
+        if samples is None or model is None or detector is None:
+            print("hayai-desktop: the demo needs resources/samples and the demo models in resources/demo; "
+                  "they are not in this installation.", file=sys.stderr)
+            return 2
+        path = path or str(samples)
+        settings = replace(settings, model=str(model), detector=str(detector))
+    if getattr(args, "model", None):
+        settings = replace(settings, model=args.model)
+    if getattr(args, "detector", None):
+        settings = replace(settings, detector=args.detector)
+
+    window = MainWindow(settings)
+    window.demo = demo
+    window.update_model_banner()
+    if not smoke:
+        restore_geometry(window)
+    window.show()
+    if smoke:
+        try:
+            return _smoke_test(app, window, path or str(_write_smoke_page(Path(tmp.name) / "pages")))
+        finally:
+            tmp.cleanup()
+    if path:
+        session.open_path(window, path)
+    else:
+        session.reopen_after_crash(window)
+    return app.exec()
+
+
+def _smoke_test(app, window, path: str, timeout_s: int = 600) -> int:
+    """Open `path`, run the pipeline on its first page, report, close. 0 = success."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    from app.ui import session
+
+    window.questions.answers.update(restore_autosave=False, unsaved_changes="discard")
+    if not session.open_path(window, path):
+        print(f"smoke test: could not open {path}: {window.notice.label.text()}", file=sys.stderr)
+        window.close()
+        return 1
+    loop = QEventLoop()
+    result = {"status": "timeout"}
+
+    def finished(status: str) -> None:
+        result["status"] = status
+        loop.quit()
+
+    window.run_finished.connect(finished)
+    QTimer.singleShot(timeout_s * 1000, loop.quit)
+    window.run_pages(window.doc.page_names()[:1])
+    loop.exec()
+    page = window.doc.page(window.doc.page_names()[0])
+    ok = result["status"] == "done" and not page.error and not window.last_error
+    print(f"smoke test: {result['status']}; page {page.name}: {len(page.blocks)} block(s)"
+          f"{'; error: ' + page.error if page.error else ''}{'; ' + window.last_error if window.last_error else ''}; "
+          f"{window.device_label.text()}", file=sys.stderr)
+    window.close()
+    app.processEvents()
+    return 0 if ok else 1

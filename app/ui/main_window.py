@@ -1,0 +1,489 @@
+"""The main window: page list, canvas, block panel, toolbar, worker, undo history.
+
+Document changes go through undo commands (app.ui.commands) over pure page edits
+(app.core.edits); detection and OCR go through the worker (app.ui.worker) which runs
+app.core.pipeline; files go through app.ui.session (project_io / export).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QImage, QUndoStack
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core import edits
+from app.core.settings import AppSettings, save_settings
+from app.ui import actions, session
+from app.ui.block_panel import BlockPanel
+from app.ui.canvas import Mode, PageView
+from app.ui.commands import push_edit
+from app.ui.dialogs import NoticeBar, Questions, ShortcutsDialog
+from app.ui.document_model import DocumentModel
+from app.ui.image_jobs import ImageJob, ImageJobSignals
+from app.ui.page_list import PageList
+from app.ui.run_control import RunMixin
+from app.ui.threads import track_pool
+from app.ui.worker import WorkerConfig, WorkerHost
+
+OVERLAY_CYCLE = ("text", "boxes", "none")
+
+
+class MainWindow(RunMixin, QMainWindow):
+    """Emits `run_finished(status)` when a detection/OCR run ends (tests, smoke test)."""
+
+    run_finished = Signal(str)  # done | cancelled | failed
+    page_shown = Signal(str)  # the page whose image is on the canvas
+
+    def __init__(self, settings: AppSettings | None = None, settings_path=None):
+        super().__init__()
+        from PySide6.QtCore import QThreadPool
+
+        self.settings = settings or AppSettings()
+        self.settings_path = settings_path
+        self.questions = Questions()
+        self.demo = False
+        self.pipeline_overrides: dict = {}  # other PipelineSettings values (tests, benchmarks)
+        self.doc = DocumentModel(self)
+        self.undo_stack = QUndoStack(self)
+        self.current = ""  # name of the page shown
+        self._images: dict[str, QImage] = {}  # small cache of decoded pages
+        self._image_req = 0
+        self._image_pool = track_pool(QThreadPool(self))
+        self._image_pool.setObjectName("page-images")
+        self._image_pool.setMaxThreadCount(1)
+        self._image_signals = ImageJobSignals(self)
+        self._image_signals.loaded.connect(self._on_image_loaded)
+        self._image_signals.failed.connect(self._on_image_failed)
+        self._requests: dict[int, dict] = {}  # live worker requests: id -> context
+        self._run_id = 0
+        self._run_started = 0.0
+        self._restored_unsaved = False
+        self._closing = False
+        self.last_error = ""
+
+        self.setWindowTitle("Hayai Desktop")
+        self.setAcceptDrops(True)
+        self.view = PageView()
+        self.banner = NoticeBar()  # model / demo banner
+        self.notice = NoticeBar()  # errors, re-read offers
+        central = QWidget()
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.banner)
+        lay.addWidget(self.notice)
+        lay.addWidget(self.view, 1)
+        self.setCentralWidget(central)
+        self.page_list = PageList()
+        self.panel = BlockPanel()
+        for title, widget, area, name in (("Pages", self.page_list, Qt.DockWidgetArea.LeftDockWidgetArea, "pages"),
+                                          ("Blocks", self.panel, Qt.DockWidgetArea.RightDockWidgetArea, "blocks")):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"dock_{name}")
+            dock.setWidget(widget)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+            self.addDockWidget(area, dock)
+        self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
+                         [210, 340], Qt.Orientation.Horizontal)
+
+        self.status_label = QLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.hide()
+        self.device_label = QLabel("Models not loaded")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.device_label)
+
+        self.act = actions.build(self)
+        self._load_toolbar_from_settings()
+        self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
+
+        self.host = WorkerHost(self)
+        w = self.host.worker
+        w.models_loading.connect(self._on_models_loading)
+        w.models_ready.connect(self._on_models_ready)
+        w.page_read.connect(self._on_page_read)
+        w.region_read.connect(self._on_region_read)
+        w.blocks_read.connect(self._on_blocks_read)
+        w.progressed.connect(self._on_progress)
+        w.failed.connect(self._on_failed)
+        w.finished.connect(self._on_finished)
+        self.configure_worker()
+
+        self.doc.page_changed.connect(self._on_page_changed)
+        self.doc.page_revealed.connect(self.show_page)
+        self.page_list.page_activated.connect(self.show_page)
+        self.view.block_selected.connect(self._on_canvas_selection)
+        self.view.box_drawn.connect(self._on_box_drawn)
+        self.view.block_moved.connect(self._on_block_moved)
+        self.view.text_edited.connect(lambda bid, t: self._edit_text(bid, t, self.view.overlay_source))
+        self.view.reread_requested.connect(lambda bid: self.reread([bid]))
+        self.view.delete_requested.connect(self.action_delete)
+        self.view.merge_requested.connect(self.action_merge)
+        self.panel.block_selected.connect(lambda bid: self.view.select_block(bid) if bid else None)
+        self.panel.blocks_selected.connect(self._on_panel_multi_selection)
+        self.panel.text_edited.connect(lambda bid, t: self._edit_text(bid, t, "text"))
+        self.panel.translation_edited.connect(lambda bid, t: self._edit_text(bid, t, "translation"))
+        self.panel.restore_requested.connect(self._restore_text)
+        self.panel.reorder_requested.connect(self._reorder)
+        self.autosave_timer = QTimer(self, singleShot=True, interval=1500, timeout=self.autosave)
+        self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
+        self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
+        session.refresh_recent_menu(self)
+        self.resize(1400, 900)
+        self.update_model_banner()
+
+    # --- settings and toolbar -------------------------------------------------------------------
+    def _load_toolbar_from_settings(self) -> None:
+        s, a = self.settings, self.act
+        budgets = [a.patches.itemData(i) for i in range(a.patches.count())]
+        if s.patches not in budgets:
+            a.patches.insertItem(a.patches.count() - 1, f"{s.patches} patches", s.patches)
+        a.patches.setCurrentIndex(a.patches.findData(s.patches))
+        a.device.setCurrentIndex(max(0, a.device.findData(s.device)))
+        a.order.setCurrentIndex(max(0, a.order.findData(s.order)))
+        session.fill_model_combos(self)
+        a.patches.activated.connect(self._on_patches_chosen)
+        for combo in (a.device, a.order):
+            combo.activated.connect(lambda _i: self._settings_from_toolbar())
+        a.model.activated.connect(lambda _i: session.on_model_combo(self))
+        a.detector.activated.connect(lambda _i: session.on_detector_combo(self))
+
+    def _on_patches_chosen(self, _index: int) -> None:
+        a = self.act
+        if a.patches.currentData() == -1:
+            value, ok = QInputDialog.getInt(self, "Patch budget", "Patches per crop (16 to 4096):",
+                                            self.settings.patches, 16, 4096, 16)
+            if ok:
+                if a.patches.findData(value) < 0:
+                    a.patches.insertItem(a.patches.count() - 1, f"{value} patches", value)
+            else:
+                value = self.settings.patches
+            a.patches.setCurrentIndex(a.patches.findData(value))
+        self._settings_from_toolbar()
+
+    def _settings_from_toolbar(self) -> None:
+        a = self.act
+        self.update_settings(patches=int(a.patches.currentData()), device=a.device.currentData(),
+                             order=a.order.currentData())
+
+    def update_settings(self, **changes) -> None:
+        """Change settings, store them, and reconfigure the worker."""
+        self.settings = replace(self.settings, **changes).validated()
+        try:
+            save_settings(self.settings, self.settings_path)
+        except OSError as exc:
+            self.show_notice("warning", f"Settings could not be saved: {exc}")
+        self.configure_worker()
+
+    def configure_worker(self) -> None:
+        s = self.settings
+        self.host.configure(WorkerConfig(model=s.model, detector=s.detector, device=s.device,
+                                         patches=s.patches, order=s.order,
+                                         overrides=dict(self.pipeline_overrides)))
+
+    def update_model_banner(self) -> None:
+        session.update_model_banner(self)
+
+    # --- pages ----------------------------------------------------------------------------------
+    def show_page(self, name: str) -> None:
+        """Show page `name`: its blocks at once, its image when decoded (off the GUI thread)."""
+        if not self.doc.has_page(name):
+            return
+        if name != self.current:
+            self.panel.flush()
+            self.view.cancel_inline_edit()
+            self.notice.dismiss() if self.notice.kind == "reread" else None
+        self.current = name
+        page = self.doc.page(name)
+        self.page_list.select_page(name)
+        image = self._images.get(name)
+        self.view.set_image(image)
+        self.view.show_page(page)
+        self.panel.set_page(page)
+        if image is None:
+            self._image_req += 1
+            self._image_pool.start(ImageJob(self._image_signals, self._image_req, self.doc.source, [name]))
+        else:
+            self.page_shown.emit(name)
+        self._update_title()
+
+    def _on_image_loaded(self, req_id: int, name: str, image: QImage, w: int, h: int) -> None:
+        self._images[name] = image
+        while len(self._images) > 4:
+            self._images.pop(next(iter(self._images)))
+        if self.doc.has_page(name):
+            page = self.doc.page(name)
+            if (page.width, page.height) != (w, h):
+                self.doc.project.pages[self.doc.project.page_index(name)] = replace(page, width=w, height=h)
+        if name == self.current and req_id == self._image_req:
+            self.view.set_image(image)
+            self.view.show_page(self.doc.page(name))
+            self.page_shown.emit(name)
+
+    def _on_image_failed(self, req_id: int, name: str, message: str) -> None:
+        if name == self.current:
+            self.show_notice("error", message)
+
+    def _step_page(self, step: int) -> None:
+        names = self.doc.page_names()
+        if not names:
+            return
+        i = names.index(self.current) if self.current in names else 0
+        self.show_page(names[max(0, min(len(names) - 1, i + step))])
+
+    def _on_page_changed(self, name: str) -> None:
+        page = self.doc.page(name)
+        self.page_list.update_page(page)
+        if name == self.current:
+            self.view.show_page(page)
+            self.panel.set_page(page)
+            if page.error:
+                self.show_notice("error", f"{page.name}: {page.error}")
+
+    # --- selection --------------------------------------------------------------------------------
+    def _on_canvas_selection(self, block_id: str) -> None:
+        self.panel.select_block(block_id)
+
+    def _on_panel_multi_selection(self, ids: list) -> None:
+        if len(ids) > 1:
+            self.view.select_block(ids[0])
+            for bid in ids[1:]:
+                item = self.view.block_item(bid)
+                if item:
+                    item.setSelected(True)
+
+    def selected_ids(self) -> list[str]:
+        ids = self.view.selected_ids() or self.panel.selected_ids()
+        return ids or ([self.panel.current_id] if self.panel.current_id else [])
+
+    def _step_block(self, step: int) -> None:
+        if not self.current:
+            return
+        blocks = self.doc.page(self.current).blocks
+        if not blocks:
+            return
+        ids = [b.id for b in blocks]
+        cur = self.panel.current_id
+        i = (ids.index(cur) + step) % len(ids) if cur in ids else (0 if step > 0 else len(ids) - 1)
+        self.view.select_block(ids[i])
+        self.panel.select_block(ids[i])
+
+    # --- edits (all undoable) -------------------------------------------------------------------
+    def edit(self, edit, text: str, merge_key=None, page: str | None = None) -> bool:
+        page = page or self.current
+        if not page or not self.doc.has_page(page):
+            return False
+        return push_edit(self.undo_stack, self.doc, page, edit, text, merge_key)
+
+    def _edit_text(self, block_id: str, text: str, field: str) -> None:
+        if field == "translation":
+            self.edit(lambda p: edits.set_translation(p, block_id, text), "edit translation",
+                      ("translation", self.current, block_id))
+        else:
+            self.edit(lambda p: edits.set_text(p, block_id, text), "edit text", ("text", self.current, block_id))
+
+    def _restore_text(self, block_id: str) -> None:
+        self.edit(lambda p: edits.restore_text(p, block_id), "restore model text")
+
+    def _reorder(self, ids: list) -> None:
+        self.edit(lambda p: edits.reorder(p, ids), "renumber blocks")
+
+    def _on_block_moved(self, block_id: str, box) -> None:
+        name = self.current
+        if self.edit(lambda p: edits.set_box(p, block_id, box), "move block"):
+            order = self.doc.page(name).block(block_id).order
+            self.show_notice("reread", f"Block {order} changed shape. Read it again from the page?",
+                             [("Re-read block", lambda: (self.notice.dismiss(), self.reread([block_id], name)))])
+
+    def show_notice(self, kind: str, message: str, buttons=()) -> None:
+        from html import escape
+
+        self.notice.show_message("warning" if kind == "reread" else kind, escape(message), buttons)
+        self.notice.kind = kind
+
+    # --- action slots (wired in app.ui.actions) -------------------------------------------------
+    def action_open_folder(self) -> None:
+        session.choose_and_open(self, folder=True)
+
+    def action_open_archive(self) -> None:
+        session.choose_and_open(self, folder=False)
+
+    def action_save(self) -> bool:
+        return session.save(self)
+
+    def action_next_page(self) -> None:
+        self._step_page(1)
+
+    def action_prev_page(self) -> None:
+        self._step_page(-1)
+
+    def action_run_page(self) -> None:
+        if self.current:
+            self.run_pages([self.current])
+
+    def action_run_all(self) -> None:
+        """Read the pages not read yet (all of them when every page has been read: asks first,
+        since that replaces corrected text; undo brings it back)."""
+        if not self.doc.project:
+            return
+        todo = [p.name for p in self.doc.project.pages if not p.processed]
+        if not todo:
+            if not self.questions.reread_all(self):
+                return
+            todo = self.doc.page_names()
+        self.run_pages(todo)
+
+    def action_cancel(self) -> None:
+        if self.view.mode is Mode.DRAW and not self.host.busy():
+            self.act.draw.setChecked(False)
+            return
+        self.host.cancel()
+        self.status_label.setText("Cancelling…")
+
+    def action_draw(self, on: bool) -> None:
+        self.view.set_mode(Mode.DRAW if on else Mode.SELECT)
+        self.act.cancel.setEnabled(on or self.host.busy())  # Esc also leaves draw mode
+        if on:
+            self.status_label.setText("Draw mode: drag a box around text to read it (B or Esc to leave).")
+
+    def action_next_block(self) -> None:
+        self._step_block(1)
+
+    def action_prev_block(self) -> None:
+        self._step_block(-1)
+
+    def action_edit_inline(self) -> None:
+        ids = self.selected_ids()
+        if ids:
+            self.view.start_inline_edit(ids[0])
+
+    def action_reread(self) -> None:
+        self.reread(self.selected_ids())
+
+    def action_delete(self) -> None:
+        ids = self.selected_ids()
+        if ids:
+            self.edit(lambda p: edits.delete_blocks(p, ids), f"delete {len(ids)} block(s)")
+
+    def action_merge(self) -> None:
+        ids = self.selected_ids()
+        if len(ids) > 1:
+            self.edit(lambda p: edits.merge_blocks(p, ids), f"merge {len(ids)} blocks")
+            self.view.select_block(ids[0])
+            self.panel.select_block(ids[0])
+
+    def action_zoom_in(self) -> None:
+        self.view.zoom_by(1.25)
+
+    def action_zoom_out(self) -> None:
+        self.view.zoom_by(0.8)
+
+    def action_fit_page(self) -> None:
+        self.view.fit_page()
+
+    def action_fit_width(self) -> None:
+        self.view.fit_width()
+
+    def action_actual_size(self) -> None:
+        self.view.actual_size()
+
+    def action_toggle_overlay(self) -> None:
+        i = OVERLAY_CYCLE.index(self.settings.overlay) if self.settings.overlay in OVERLAY_CYCLE else 0
+        self.set_overlay(OVERLAY_CYCLE[(i + 1) % len(OVERLAY_CYCLE)])
+
+    def set_overlay(self, overlay: str) -> None:
+        self.act.overlay_actions[overlay].setChecked(True)
+        self.view.set_overlay(overlay)
+        self.update_settings(overlay=overlay)
+
+    def set_overlay_source(self, translation: bool) -> None:
+        source = "translation" if translation else "text"
+        self.view.set_overlay(self.view.overlay, source)
+        self.update_settings(overlay_source=source)
+
+    def action_help(self) -> None:
+        ShortcutsDialog(actions.SHORTCUTS, self).exec()
+
+    def action_about(self) -> None:
+        from app import __version__
+
+        QMessageBox.about(self, "About Hayai Desktop",
+                          f"Hayai Desktop {__version__}\nManga OCR with the Hayai model family.")
+
+    def action_export(self, fmt: str, scope: str, translations: bool) -> None:
+        session.export_dialog(self, fmt, scope, translations)
+
+    def action_import_txt(self, into: str) -> None:
+        session.import_dialog(self, into)
+
+    def action_model_manager(self) -> None:
+        session.open_model_manager(self)
+
+    def action_choose_model_folder(self) -> None:
+        session.choose_model_folder(self)
+
+    def action_choose_detector(self) -> None:
+        session.choose_detector(self)
+
+    # --- saving, autosave, closing --------------------------------------------------------------
+    def is_dirty(self) -> bool:
+        return self.doc.project is not None and (not self.undo_stack.isClean() or self._restored_unsaved)
+
+    def _on_history_changed(self) -> None:
+        if self._closing:
+            return
+        self._update_title()
+        if self.is_dirty():
+            self.autosave_timer.start()
+
+    def autosave(self) -> None:
+        session.autosave(self)
+
+    def _update_title(self) -> None:
+        src = self.doc.source
+        name = src.rsplit("/", 1)[-1] if src else ""
+        page = f" — {self.current}" if self.current else ""
+        star = "*" if self.is_dirty() else ""
+        self.setWindowTitle(f"{star}{name}{page} — Hayai Desktop" if name else "Hayai Desktop")
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            session.open_path(self, paths[0])
+
+    def closeEvent(self, event) -> None:
+        if not session.confirm_close(self):
+            event.ignore()
+            return
+        self.shutdown()
+        event.accept()
+
+    def shutdown(self) -> None:
+        """Stop all background work (cancel, quit, wait); safe to call twice."""
+        self._closing = True
+        self.autosave_timer.stop()
+        self.host.stop()
+        self.page_list.stop()
+        self._image_pool.clear()
+        self._image_pool.waitForDone()
+        from app.ui.settings import save_geometry
+
+        save_geometry(self)

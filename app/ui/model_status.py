@@ -1,0 +1,81 @@
+"""What models are installed, for the banner and the toolbar combos (no hashing: cheap enough
+for the GUI thread; the worker verifies checksums when it loads a model)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+DEFAULT_MODEL = "hayai-ocr-v2.5-nova"
+NOVA_SIZE_FALLBACK = "about 620 MB"  # the manifest has no byte count for Nova; v2 is 623 MB
+
+
+def _hub():
+    try:
+        from app.ocr import hub
+    except ImportError:
+        return None
+    return hub
+
+
+def _installed(spec: str, kind: str) -> bool:
+    if not spec:
+        return False
+    hub = _hub()
+    if hub is not None and hub._is_bare_name(spec):
+        try:
+            return hub.locate(spec) is not None
+        except Exception:  # noqa: BLE001 - an unknown name is simply not installed
+            return False
+    path = Path(spec).expanduser()
+    return path.is_dir() if kind == "ocr" else path.is_file()
+
+
+def missing_models(model: str, detector: str) -> list[str]:
+    """Labels of what is missing: "OCR model", "Text detector"."""
+    out = []
+    if not _installed(model, "ocr"):
+        out.append("OCR model")
+    if not _installed(detector, "detector"):
+        out.append("Text detector")
+    return out
+
+
+def _choices(kind: str, current: str) -> list[tuple[str, str]]:
+    hub = _hub()
+    out: list[tuple[str, str]] = []
+    if hub is not None:
+        installed = hub.installed_models()
+        for name, entry in hub.MODELS.items():
+            if entry.kind == kind and name in installed:
+                out.append((name, name))
+    if current and current not in [s for _, s in out]:
+        label = Path(current).name if ("/" in current or "\\" in current) else current
+        if not _installed(current, kind):
+            label += " (not installed)"
+        out.insert(0, (label, current))
+    return out
+
+
+def model_choices(current: str) -> list[tuple[str, str]]:
+    return _choices("ocr", current)
+
+
+def detector_choices(current: str) -> list[tuple[str, str]]:
+    return _choices("detector", current)
+
+
+def human_size(n: int | None) -> str:
+    if n is None:
+        return "size unknown"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def default_model_size_text() -> str:
+    hub = _hub()
+    size = None
+    if hub is not None and DEFAULT_MODEL in hub.MODELS:
+        size = hub.MODELS[DEFAULT_MODEL].size
+    return human_size(size) if size else NOVA_SIZE_FALLBACK

@@ -1,0 +1,133 @@
+"""Running the pipeline from the main window: submit requests to the worker, show loading and
+progress (pages, blocks, ETA), apply results as undoable edits, drop stale ones.
+
+A mixin of MainWindow (which owns `host`, `doc`, `_requests`, the status widgets); results
+carry request ids, and a result whose id is no longer live (cancelled, another source opened,
+window closing) is dropped.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from app.core import edits
+from app.ui.canvas import Mode
+
+
+class RunMixin:
+    """Pipeline runs, drawn-box reads and re-reads for MainWindow."""
+
+    def _on_box_drawn(self, box) -> None:
+        if not self.current:
+            return
+        rid = self.host.submit("region", self.doc.source, names=(self.current,), box=tuple(box))
+        self._requests[rid] = {"kind": "region", "page": self.current}
+        self._set_busy(f"Reading the new box on {self.current}…")
+
+    def reread(self, block_ids: list[str], page: str | None = None) -> None:
+        page = page or self.current
+        if not page:
+            return
+        blocks = tuple(b for b in self.doc.page(page).blocks if b.id in set(block_ids))
+        if not blocks:
+            return
+        rid = self.host.submit("blocks", self.doc.source, names=(page,), blocks=blocks)
+        self._requests[rid] = {"kind": "blocks", "page": page}
+        self._set_busy(f"Re-reading {len(blocks)} block(s)…")
+
+    # --- running the pipeline ---------------------------------------------------------------------
+    def run_pages(self, names: list[str]) -> int:
+        """Detect + read `names` in the worker; returns the request id (0 when nothing to do)."""
+        if not names or not self.doc.project:
+            return 0
+        self.panel.flush()
+        rid = self.host.submit("pages", self.doc.source, names=tuple(names))
+        self._requests[rid] = {"kind": "pages", "pages": list(names)}
+        self._run_id, self._run_started = rid, time.monotonic()
+        self.progress.setRange(0, len(names))
+        self.progress.setValue(0)
+        self._set_busy(f"Starting: {len(names)} page(s)…")
+        return rid
+
+    def _set_busy(self, message: str) -> None:
+        self.status_label.setText(message)
+        self.progress.show()
+        self.act.cancel.setEnabled(True)
+
+    def _on_models_loading(self, message: str) -> None:
+        self.status_label.setText(message)
+        self.device_label.setText("Loading models…")
+        self.progress.setRange(0, 0)  # busy indicator
+        self.progress.show()
+
+    def _on_models_ready(self, info: dict) -> None:
+        dev = info.get("device", "cpu")
+        gpu = f" ({info['gpu']})" if info.get("gpu") else ""
+        names = " + ".join(x for x in (info.get("model"), info.get("detector")) if x)
+        self.device_label.setText(f"{names} on {dev.upper()}{gpu}")
+        self.device_label.setToolTip(f"Models: {names}\nDevice actually used: {dev}{gpu}")
+
+    def _on_progress(self, req_id: int, p) -> None:
+        if req_id != self._run_id or req_id not in self._requests:
+            return
+        self.progress.setRange(0, max(1, p.pages_total))
+        self.progress.setValue(p.pages_done)
+        eta = ""
+        elapsed = time.monotonic() - self._run_started
+        if p.pages_done and p.pages_total > p.pages_done:
+            left = elapsed / p.pages_done * (p.pages_total - p.pages_done)
+            eta = f" · about {int(left // 60)}:{int(left % 60):02d} left"
+        blocks = f" · blocks {p.blocks_done}/{p.blocks_total}" if p.blocks_total else ""
+        self.status_label.setText(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}")
+
+    def _on_page_read(self, req_id: int, page) -> None:
+        if req_id not in self._requests or self._closing or not self.doc.has_page(page.name):
+            return  # stale: cancelled, or another source is open now
+        old = self.doc.page(page.name)
+        new = replace(old, error=page.error) if page.error else replace(page, width=page.width or old.width,
+                                                                        height=page.height or old.height)
+        self.edit(lambda _p: new, f"read {page.name}", page=page.name)
+
+    def _on_region_read(self, req_id: int, page_name: str, block) -> None:
+        if req_id not in self._requests or self._closing or not self.doc.has_page(page_name):
+            return
+        page = self.doc.page(page_name)
+        new = edits.add_block(page, block)
+        added = new.blocks[-1].id
+        self.edit(lambda _p: new, "add block", page=page_name)
+        if page_name == self.current:
+            self.view.select_block(added)
+            self.panel.select_block(added)
+
+    def _on_blocks_read(self, req_id: int, page_name: str, blocks) -> None:
+        if req_id not in self._requests or self._closing or not self.doc.has_page(page_name):
+            return
+        page = self.doc.page(page_name)
+        fresh = [b for b in blocks if (old := page.block(b.id)) is not None and old.box == b.box]
+        if fresh:  # a block moved again or deleted since the request: that result is stale
+            new = page
+            for b in fresh:
+                new = edits.replace_block(new, b)
+            self.edit(lambda _p: new, "re-read block", page=page_name)
+
+    def _on_failed(self, req_id: int, message: str) -> None:
+        if req_id in self._requests and not self._closing:
+            self.last_error = message
+            if self.device_label.text() == "Loading models…":
+                self.device_label.setText("Models not loaded")
+            self.show_notice("error", message)
+
+    def _on_finished(self, req_id: int, status: str) -> None:
+        ctx = self._requests.pop(req_id, None)
+        if self._closing or ctx is None:
+            return
+        if not self._requests:
+            self.progress.hide()
+            self.act.cancel.setEnabled(self.view.mode is Mode.DRAW)
+        done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
+        if ctx["kind"] == "pages":
+            secs = time.monotonic() - self._run_started
+            self.status_label.setText(f"{done}: {len(ctx['pages'])} page(s) in {secs:.1f} s")
+            self.run_finished.emit(status)
+        else:
+            self.status_label.setText(done)

@@ -1,0 +1,251 @@
+"""The one long-lived background worker: loads models once, runs the page pipeline.
+
+`Worker` lives on a QThread owned by the main window (`WorkerHost` sets that up). Requests
+arrive as queued signals; every result carries the request id so the window drops stale ones.
+Each request has its own `threading.Event`; setting it stops the work between crops and decode
+steps (app.errors.Cancelled). Heavy imports (torch, ultralytics, app.ocr model code) happen
+here, on first use, never on the GUI thread.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+
+from app.errors import Cancelled, UserError
+from app.ui.threads import track_thread
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What the worker needs to build its pipeline (plain values, from the toolbar)."""
+
+    model: str = ""  # OCR model name or folder
+    detector: str = ""  # detector name or .pt path; "" = the default
+    device: str = "auto"
+    patches: int = 384
+    order: str = "rtl"
+    overrides: dict = field(default_factory=dict)  # other PipelineSettings fields (conf, imgsz, ...)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One unit of work; `kind` is pages | region | blocks."""
+
+    req_id: int
+    kind: str
+    source_path: str
+    names: tuple[str, ...] = ()
+    box: tuple | None = None
+    blocks: tuple = ()
+    cancel: threading.Event | None = None
+
+
+class Worker(QObject):
+    models_loading = Signal(str)  # what is being loaded, for the status bar
+    models_ready = Signal(dict)  # model, detector, device, gpu
+    page_read = Signal(int, object)  # request id, Page
+    region_read = Signal(int, str, object)  # request id, page name, Block
+    blocks_read = Signal(int, str, object)  # request id, page name, list[Block]
+    progressed = Signal(int, object)  # request id, PipelineProgress
+    finished = Signal(int, str)  # request id, "done" | "cancelled" | "failed"
+    failed = Signal(int, str)  # request id, message for the user
+
+    def __init__(self):
+        super().__init__()
+        self.config = WorkerConfig()
+        self._loaded_key: tuple | None = None
+        self._recognizer = None
+        self._detector = None
+        self._detector_key: tuple | None = None
+        self._source = None
+        self._last_progress = 0.0
+
+    @Slot(object)
+    def configure(self, config: WorkerConfig) -> None:
+        self.config = config
+
+    @Slot(object)
+    def handle(self, request: Request) -> None:
+        """Run one request; always ends with `finished(req_id, status)`."""
+        cancel = request.cancel or threading.Event()
+        status = "done"
+        try:
+            if cancel.is_set():
+                raise Cancelled()
+            if request.kind == "pages":
+                self._run_pages(request, cancel)
+            elif request.kind == "region":
+                self._run_region(request, cancel)
+            elif request.kind == "blocks":
+                self._run_blocks(request, cancel)
+            else:
+                raise ValueError(f"unknown request kind {request.kind!r}")
+        except Cancelled:
+            status = "cancelled"
+        except UserError as exc:
+            status = "failed"
+            self.failed.emit(request.req_id, str(exc))
+        except Exception as exc:  # noqa: BLE001 - thread boundary: the user gets a message, not a crash
+            status = "failed"
+            traceback.print_exc(file=sys.stderr)
+            self.failed.emit(request.req_id, f"Unexpected error: {type(exc).__name__}: {exc}")
+        self.finished.emit(request.req_id, status)
+
+    # --- models -----------------------------------------------------------------------------
+    def _recognizer_for(self):
+        c = self.config
+        key = (c.model, c.device)
+        if self._recognizer is None or self._loaded_key != key:
+            if not c.model:
+                raise UserError("No OCR model chosen: download Hayai v2.5 Nova or choose a model "
+                                "folder (Models > Model manager).")
+            self.models_loading.emit(f"Loading OCR model {c.model}…")
+            from app.ocr import load_recognizer
+
+            self._recognizer = None
+            self._recognizer = load_recognizer(c.model, device=c.device)
+            self._loaded_key = key
+            self._announce()
+        return self._recognizer
+
+    def _detector_for(self):
+        c = self.config
+        key = (c.detector, c.device)
+        if self._detector is None or self._detector_key != key:
+            self.models_loading.emit(f"Loading detector {c.detector or '(default)'}…")
+            from app.detect import load_detector
+
+            if not c.detector:
+                raise UserError("No text detector chosen: pick a detector .pt file (Models > Choose "
+                                "detector file) or download one in the model manager.")
+            self._detector = None
+            self._detector = load_detector(c.detector, device=c.device)
+            self._detector_key = key
+            self._announce()
+        return self._detector
+
+    def _announce(self) -> None:
+        device = str(getattr(self._recognizer, "device", "") or getattr(self._detector, "device", "") or "cpu")
+        gpu = ""
+        if device.startswith("cuda"):
+            import torch
+
+            gpu = torch.cuda.get_device_name(torch.device(device))
+        self.models_ready.emit({
+            "model": getattr(self._recognizer, "name", "") if self._recognizer else "",
+            "detector": getattr(self._detector, "name", self.config.detector) if self._detector else "",
+            "device": device,
+            "gpu": gpu,
+        })
+
+    def _pipeline(self, need_detector: bool):
+        from app.core.pipeline import Pipeline, PipelineSettings
+
+        c = self.config
+        settings = PipelineSettings(patches=c.patches, order=c.order, **c.overrides)
+        recognizer = self._recognizer_for()
+        detector = self._detector_for() if need_detector else self._detector
+        return Pipeline(detector, recognizer, settings)
+
+    def _source_for(self, path: str):
+        if self._source is None or str(self._source.path) != str(path):
+            from pathlib import Path
+
+            from app.core.sources import open_source
+
+            self.close_source()
+            self._source = open_source(Path(path))
+        return self._source
+
+    @Slot()
+    def close_source(self) -> None:
+        if self._source is not None:
+            self._source.close()
+            self._source = None
+
+    # --- work -------------------------------------------------------------------------------
+    def _run_pages(self, req: Request, cancel: threading.Event) -> None:
+        pipeline = self._pipeline(need_detector=True)
+        source = self._source_for(req.source_path)
+
+        def progress(p) -> None:
+            now = time.monotonic()
+            if now - self._last_progress > 0.05 or p.blocks_done == p.blocks_total:
+                self._last_progress = now
+                self.progressed.emit(req.req_id, p)
+
+        for page in pipeline.process(source, list(req.names), progress=progress, cancel=cancel.is_set):
+            self.page_read.emit(req.req_id, page)
+            if cancel.is_set():
+                raise Cancelled()
+
+    def _run_region(self, req: Request, cancel: threading.Event) -> None:
+        pipeline = self._pipeline(need_detector=False)
+        image = self._source_for(req.source_path).load(req.names[0])
+        if cancel.is_set():
+            raise Cancelled()
+        block = pipeline.recognize_region(image, tuple(req.box))
+        self.region_read.emit(req.req_id, req.names[0], block)
+
+    def _run_blocks(self, req: Request, cancel: threading.Event) -> None:
+        pipeline = self._pipeline(need_detector=False)
+        image = self._source_for(req.source_path).load(req.names[0])
+        if cancel.is_set():
+            raise Cancelled()
+        blocks = pipeline.read_blocks(image, list(req.blocks), cancel=cancel.is_set)
+        self.blocks_read.emit(req.req_id, req.names[0], list(blocks))
+
+
+class WorkerHost(QObject):
+    """Owns the worker's QThread: start, submit requests, cancel, stop (cancel + quit + wait)."""
+
+    submit_request = Signal(object)
+    submit_config = Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.thread = track_thread(QThread())
+        self.thread.setObjectName("hayai-worker")
+        self.worker = Worker()
+        self.worker.moveToThread(self.thread)
+        self.submit_request.connect(self.worker.handle, Qt.ConnectionType.QueuedConnection)
+        self.submit_config.connect(self.worker.configure, Qt.ConnectionType.QueuedConnection)
+        self.thread.finished.connect(self.worker.close_source, Qt.ConnectionType.DirectConnection)
+        self.worker.finished.connect(self._on_finished)
+        self._next_id = 0
+        self.pending: dict[int, Request] = {}  # submitted, not finished
+        self.thread.start()
+
+    def configure(self, config: WorkerConfig) -> None:
+        self.submit_config.emit(config)
+
+    def submit(self, kind: str, source_path: str, **fields) -> int:
+        """Queue a request; returns its id."""
+        self._next_id += 1
+        req = Request(self._next_id, kind, source_path, cancel=threading.Event(), **fields)
+        self.pending[req.req_id] = req
+        self.submit_request.emit(req)
+        return req.req_id
+
+    def cancel(self, req_id: int | None = None) -> None:
+        """Cancel one request, or all pending ones."""
+        for rid, req in self.pending.items():
+            if req_id is None or rid == req_id:
+                req.cancel.set()
+
+    def busy(self) -> bool:
+        return bool(self.pending)
+
+    def _on_finished(self, req_id: int, _status: str) -> None:
+        self.pending.pop(req_id, None)
+
+    def stop(self, timeout_ms: int = 30000) -> bool:
+        """Cancel everything, stop the thread and wait for it; True when it stopped."""
+        self.cancel()
+        self.thread.quit()
+        return self.thread.wait(timeout_ms)

@@ -1,0 +1,127 @@
+"""The page pipeline end to end with real (tiny) models on a generated folder."""
+from __future__ import annotations
+
+import pytest
+
+from app.core.document import Block
+from app.core.pipeline import Pipeline, PipelineProgress, PipelineSettings
+from app.core.sources import open_source
+from app.detect import build_blocks, crop
+from app.errors import Cancelled, UserError
+
+SETTINGS = PipelineSettings(patches=64, max_new_tokens=6, imgsz=256, conf=0.0, batch_size=8, chunk_pages=4)
+
+
+@pytest.fixture(scope="module")
+def recognizer(tiny_models):
+    from app.ocr import load_recognizer
+
+    return load_recognizer(tiny_models["nova"], device="cpu")
+
+
+@pytest.fixture(scope="module")
+def volume(tmp_path_factory, make_page):
+    """Six pages of mixed sizes (natural order page2 < page10) and one corrupt file."""
+    folder = tmp_path_factory.mktemp("volume")
+    sizes = {"page1.png": (240, 320), "page2.png": (240, 320), "page3.jpg": (300, 200),
+             "page10.png": (240, 320), "page11.png": (200, 360), "page12.png": (240, 320)}
+    for i, (name, (w, h)) in enumerate(sizes.items()):
+        make_page(w, h, seed=i).save(folder / name)
+    (folder / "page4.png").write_bytes(b"\x89PNG\r\n\x1a\n broken")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def processed(tiny_detector, recognizer, volume):
+    events: list[PipelineProgress] = []
+    with open_source(volume) as source:
+        pages = list(Pipeline(tiny_detector, recognizer, SETTINGS).process(source, progress=events.append))
+    return pages, events
+
+
+def test_every_page_comes_back_in_order_and_a_bad_one_carries_its_error(processed):
+    pages, _ = processed
+    assert [p.name for p in pages] == ["page1.png", "page2.png", "page3.jpg", "page4.png", "page10.png",
+                                       "page11.png", "page12.png"]
+    bad = pages[3]
+    assert bad.error and "page4.png" in bad.error and not bad.processed and bad.blocks == ()
+    good = [p for p in pages if p is not bad]
+    assert all(p.processed and p.error is None for p in good)
+    assert [(p.width, p.height) for p in good][:3] == [(240, 320), (240, 320), (300, 200)]
+
+
+def test_blocks_are_detected_ordered_and_read(processed, tiny_detector, recognizer, volume):
+    pages, _ = processed
+    with open_source(volume) as source:
+        for page in (pages[0], pages[2]):
+            image = source.load(page.name)
+            (dets,) = tiny_detector.detect([image], imgsz=256, conf=0.0)
+            expected = build_blocks(dets, image.size, "rtl")
+            assert expected, "the tiny detector at conf 0 finds boxes"
+            assert [(b.id, b.order, b.box, b.kind) for b in page.blocks] == [
+                (b.id, b.order, b.box, b.kind) for b in expected]
+            texts = recognizer.recognize([crop(image, b.box) for b in expected], max_num_patches=64,
+                                         max_new_tokens=6)
+            assert [b.ocr_text for b in page.blocks] == [t.text for t in texts]
+    for block in pages[0].blocks:
+        assert block.model == recognizer.name and block.patches == 64
+
+
+def test_progress_counts_pages_and_blocks(processed):
+    pages, events = processed
+    total_blocks = sum(len(p.blocks) for p in pages)
+    assert events[0] == PipelineProgress(0, 7, 0, 0)
+    assert events[-1] == PipelineProgress(7, 7, total_blocks, total_blocks)
+    for a, b in zip(events, events[1:], strict=False):
+        assert b.pages_done >= a.pages_done and b.blocks_done >= a.blocks_done
+        assert b.blocks_total >= a.blocks_total >= a.blocks_done
+    # pages go through in chunks of 4: the first chunk's blocks are all known before any is read
+    first_chunk = sum(len(p.blocks) for p in pages[:4])
+    first_known = next(e for e in events if e.blocks_total > 0)
+    assert first_known.blocks_total == first_chunk and first_known.blocks_done == 0
+
+
+def test_chunking_does_not_change_results(processed, tiny_detector, recognizer, volume):
+    pages, _ = processed
+    one_by_one = PipelineSettings(**{**SETTINGS.__dict__, "chunk_pages": 1, "batch_size": 3})
+    with open_source(volume) as source:
+        again = list(Pipeline(tiny_detector, recognizer, one_by_one).process(source, ["page2.png", "page11.png"]))
+    assert again == [pages[1], pages[5]]
+
+
+def test_cancel_between_pages(tiny_detector, recognizer, volume):
+    settings = PipelineSettings(**{**SETTINGS.__dict__, "chunk_pages": 1})
+    pipeline = Pipeline(tiny_detector, recognizer, settings)
+    done: list = []
+    with open_source(volume) as source:
+        with pytest.raises(Cancelled):
+            for page in pipeline.process(source, cancel=lambda: len(done) >= 2):
+                done.append(page)
+        assert [p.name for p in done] == ["page1.png", "page2.png"]
+        with pytest.raises(Cancelled):
+            next(pipeline.process(source, cancel=lambda: True))
+
+
+def test_recognize_region_and_read_blocks(processed, tiny_detector, recognizer, volume):
+    pages, _ = processed
+    pipeline = Pipeline(tiny_detector, recognizer, SETTINGS)
+    with open_source(volume) as source:
+        image = source.load("page1.png")
+    block = pipeline.recognize_region(image, (200, 300, 150, 100))  # drawn from bottom-right
+    assert block.kind == "manual" and block.score is None
+    assert block.box == (150, 100, 200, 300) and block.vertical
+    assert block.model == recognizer.name and block.patches == 64
+    (expected,) = recognizer.recognize([crop(image, (150, 100, 200, 300))], max_num_patches=64, max_new_tokens=6)
+    assert block.ocr_text == expected.text
+    with pytest.raises(UserError, match="outside"):
+        pipeline.recognize_region(image, (500, 500, 600, 600))
+
+    detected = pipeline.detect_blocks(image)
+    assert [(b.id, b.box, b.kind) for b in detected] == [(b.id, b.box, b.kind) for b in pages[0].blocks]
+    assert all(b.ocr_text == "" for b in detected)
+
+    edited = [Block(id=b.id, order=b.order, kind=b.kind, box=b.box, text="mine") for b in pages[0].blocks]
+    reread = pipeline.read_blocks(image, edited)
+    assert [b.ocr_text for b in reread] == [b.ocr_text for b in pages[0].blocks]
+    assert all(b.text == "mine" for b in reread)
+    assert pipeline.read_blocks(image, []) == []

@@ -1,0 +1,55 @@
+"""Pure page edits (app.core.edits) and the typed settings (app.core.settings), without Qt."""
+import pytest
+
+from app.core import edits
+from app.core.document import Block, Page
+from app.core.settings import AppSettings, load_settings, save_settings
+
+
+def page(n=3):
+    blocks = tuple(Block(id=f"b{i}", order=i + 1, kind="bubble", box=(10.0 * i, 0.0, 10.0 * i + 8, 20.0),
+                         ocr_text=f"t{i}") for i in range(n))
+    return Page(name="p.png", width=100, height=50, blocks=blocks)
+
+
+def test_text_edit_and_restore():
+    p = edits.set_text(page(), "b1", "new")
+    assert p.block("b1").text == "new" and p.block("b1").edited
+    assert edits.set_text(p, "b1", "t1").block("b1").text is None  # back to the model's text
+    assert edits.restore_text(p, "b1").block("b1").display_text == "t1"
+    with pytest.raises(KeyError):
+        edits.set_text(p, "nope", "x")
+
+
+def test_box_is_clamped_sorted_and_drops_polygon():
+    p = edits.set_box(page(), "b0", (120, 60, -5, 10))
+    assert p.block("b0").box == (0.0, 10.0, 100.0, 50.0)
+
+
+def test_add_delete_merge_reorder_renumber():
+    p = edits.add_block(page(), Block(id="b1", order=0, kind="manual", box=(0, 0, 5, 5)))
+    assert [b.id for b in p.blocks] == ["b0", "b1", "b2", "b1-2"]
+    assert [b.order for b in p.blocks] == [1, 2, 3, 4]
+    p = edits.delete_blocks(p, ["b0"])
+    assert [(b.id, b.order) for b in p.blocks] == [("b1", 1), ("b2", 2), ("b1-2", 3)]
+    m = edits.merge_blocks(page(), ["b2", "b0"])
+    assert [b.id for b in m.blocks] == ["b0", "b1"]
+    assert m.block("b0").ocr_text == "t0 t2" and m.block("b0").box == (0.0, 0.0, 28.0, 20.0)
+    r = edits.reorder(page(), ["b2", "b0", "b1"])
+    assert [(b.id, b.order) for b in r.blocks] == [("b2", 1), ("b0", 2), ("b1", 3)]
+    assert [b.id for b in edits.move_block(page(), "b0", 2).blocks] == ["b1", "b2", "b0"]
+    with pytest.raises(KeyError):
+        edits.reorder(page(), ["b0"])
+
+
+def test_settings_round_trip_and_bad_values(tmp_path):
+    path = tmp_path / "settings.json"
+    s = AppSettings(patches=512, device="cpu").with_recent("/a").with_recent("/b").with_recent("/a")
+    save_settings(s, path)
+    assert load_settings(path) == s
+    assert s.recent_sources == ("/a", "/b")
+    path.write_text('{"patches": -3, "device": "tpu", "order": "up", "unknown": 1}', encoding="utf-8")
+    loaded = load_settings(path)
+    assert (loaded.patches, loaded.device, loaded.order) == (384, "auto", "rtl")
+    path.write_text("not json", encoding="utf-8")
+    assert load_settings(path) == AppSettings()

@@ -1,0 +1,90 @@
+"""The model manager dialog against a local HTTP server laid out like the Hugging Face Hub:
+download with byte progress, cancel and resume, verify, remove; the main window's banner."""
+import hashlib
+import random
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.ocr import hub
+from app.ocr.hub import ModelEntry, ModelFile
+
+REPO, REV = "tester/tiny-ocr", "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    from huggingface_hub.utils import close_session
+
+    from tests.hub_server import FakeHub
+
+    rng = random.Random(3)
+    files = {"config.json": b'{"d_model": 64}', "model.safetensors": rng.randbytes(2_000_000),
+             "tokenizer.json": b"{}", "tokenizer_config.json": b"{}"}
+    entry = ModelEntry(name="tiny-test-ocr", repo_id=REPO, revision=REV, kind="ocr", description="test model",
+                       files=tuple(ModelFile(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in files.items()))
+    server = FakeHub()
+    server.add_repo(REPO, REV, files)
+    monkeypatch.setitem(hub.MODELS, entry.name, entry)
+    monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    yield entry
+    close_session()
+    server.close()
+
+
+def test_download_cancel_resume_verify_remove(qtbot, served):
+    from app.ui.model_manager import ModelManagerDialog
+
+    dlg = ModelManagerDialog()
+    qtbot.addWidget(dlg)
+    dlg.show()
+    progress = []
+    # the user presses Cancel as soon as bytes arrive (set from the worker thread: deterministic)
+    cancel_now = dlg._runner.progressed.connect(
+        lambda f, done, total: (progress.append((f, done, total)), dlg._cancel.set() if done and total and
+                                done < total else None), Qt.ConnectionType.DirectConnection)
+    with qtbot.waitSignal(dlg.task_done, timeout=30000) as blocker:
+        dlg.start_download(served.name)
+    assert blocker.args[1] == "cancelled"
+    assert served.name not in hub.installed_models()
+    dlg._runner.progressed.disconnect(cancel_now)
+    with qtbot.waitSignal(dlg.task_done, timeout=30000) as blocker:
+        dlg.start_download(served.name)  # resumes
+    assert blocker.args[1] == "ok"
+    assert served.name in hub.installed_models()
+    assert any(total == 2_000_000 for _f, _d, total in progress)
+    row = [dlg.table.item(r, 0).text() for r in range(dlg.table.rowCount())].index(served.name)
+    assert dlg.table.item(row, 3).text() == "installed"
+    with qtbot.waitSignal(dlg.task_done, timeout=30000) as blocker:
+        dlg.select(served.name)
+        dlg._on_verify()
+    assert blocker.args[1] == "ok" and "All files verified" in dlg.progress_label.text()
+    chosen = []
+    dlg.model_chosen.connect(chosen.append)
+    dlg._on_use()
+    assert chosen == [served.name]
+    dlg.remove(served.name)
+    assert served.name not in hub.installed_models()
+    dlg.done(0)
+
+
+def test_banner_offers_download_when_no_model(make_window, tmp_path):
+    w = make_window(model="hayai-ocr-v2.5-nova")
+    w.update_model_banner()
+    assert w.banner.isVisible()
+    labels = [b.text() for b in w.banner.buttons()]
+    assert any(t.startswith("Download Hayai v2.5 Nova (") for t in labels)
+    assert "Choose a local folder…" in labels
+    w.update_settings(model=str(tmp_path))  # a local folder counts as chosen
+    w.update_model_banner()
+    assert not w.banner.isVisible()
+
+
+def test_demo_models_are_labelled(make_window):
+    w = make_window()
+    w.demo = True
+    w.update_model_banner()
+    assert w.banner.isVisible() and w.banner.kind == "demo"
+    assert "synthetic" in w.banner.label.text() and "Hayai v2.5 Nova" in w.banner.label.text()

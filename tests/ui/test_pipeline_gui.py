@@ -1,0 +1,102 @@
+"""Runs of the real pipeline (tiny random models) from the window: blocks on canvas and panel,
+drawing a box with real mouse events, cancel, stale results."""
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+
+from app.ui import session
+from app.ui.canvas import Mode
+
+
+def run_and_wait(w, qtbot, names, timeout=120000):
+    with qtbot.waitSignal(w.run_finished, timeout=timeout) as blocker:
+        w.run_pages(names)
+    return blocker.args[0]
+
+
+def test_run_page_shows_blocks_on_canvas_and_panel(make_window, pages, qtbot):
+    w = make_window()
+    session.open_path(w, pages)
+    qtbot.waitUntil(w.view.has_image, timeout=10000)
+    assert run_and_wait(w, qtbot, [w.current]) == "done"
+    page = w.doc.page("page-001.png")
+    assert page.processed and page.error is None
+    assert len(page.blocks) > 0
+    assert sorted(w.view._items) == sorted(b.id for b in page.blocks)
+    assert w.panel.list.count() == len(page.blocks)
+    assert all(b.model and b.patches == w.settings.patches for b in page.blocks)
+    # the overlay shows each block's text; the badge its order number
+    item = w.view.block_item(page.blocks[0].id)
+    assert item.overlay.text == page.blocks[0].display_text
+    assert item.badge.number == 1
+    # the device actually used is in the status bar
+    assert "CPU" in w.device_label.text()
+    # selection syncs canvas -> panel and panel -> canvas
+    w.view.select_block(page.blocks[-1].id)
+    w.view._on_selection_changed()
+    assert w.panel.current_id == page.blocks[-1].id
+    w.panel.list.setCurrentRow(0)
+    assert w.view.selected_ids() == [w.panel.list.item(0).data(Qt.ItemDataRole.UserRole)]
+    # the run is undoable as one step
+    w.undo_stack.undo()
+    assert not w.doc.page("page-001.png").blocks
+
+
+def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
+    w = make_window()
+    session.open_path(w, pages)
+    qtbot.waitUntil(w.view.has_image, timeout=10000)
+    w.act.draw.setChecked(True)
+    assert w.view.mode is Mode.DRAW
+    vp = w.view.viewport()
+    start = w.view.mapFromScene(40, 50)
+    end = w.view.mapFromScene(200, 260)
+    from_worker = []  # what the worker read (collected in its thread)
+    w.host.worker.region_read.connect(lambda _r, _p, block: from_worker.append(block),
+                                      Qt.ConnectionType.DirectConnection)
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    QTest.mouseMove(vp, start + QPoint(30, 30))
+    QTest.mouseMove(vp, end)
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+    qtbot.waitUntil(lambda: len(w.doc.page(w.current).blocks) == 1, timeout=60000)
+    (block_from_worker,) = from_worker
+    (block,) = w.doc.page(w.current).blocks
+    assert block.kind == "manual"
+    assert block.ocr_text == block_from_worker.ocr_text  # the recognizer's text for that crop
+    x0, y0, x1, y1 = block.box
+    assert abs(x0 - 40) < 4 and abs(y0 - 50) < 4 and abs(x1 - 200) < 4 and abs(y1 - 260) < 4
+    assert w.view.selected_ids() == [block.id]
+    assert w.panel.current_id == block.id
+
+
+def test_cancel_a_long_run(make_window, tmp_path, qtbot):
+    from tests.ui.conftest import write_pages
+
+    folder = write_pages(tmp_path / "long", 30)
+    w = make_window()
+    w.pipeline_overrides.update(max_new_tokens=64, chunk_pages=1)
+    w.configure_worker()
+    session.open_path(w, folder)
+    with qtbot.waitSignal(w.run_finished, timeout=120000) as blocker:
+        w.action_run_all()
+        qtbot.waitUntil(lambda: sum(p.processed for p in w.doc.project.pages) >= 1, timeout=60000)
+        w.action_cancel()
+    assert blocker.args[0] == "cancelled"
+    done = sum(p.processed for p in w.doc.project.pages)
+    assert 1 <= done < 30
+    # late results of the cancelled run are dropped
+    qtbot.wait(300)
+    assert sum(p.processed for p in w.doc.project.pages) == done
+
+
+def test_read_all_skips_read_pages_and_asks_before_reading_again(make_window, pages, qtbot):
+    from dataclasses import replace
+
+    w = make_window()
+    session.open_path(w, pages)
+    w.edit(lambda p: replace(p, processed=True), "mark read", page="page-002.png")
+    with qtbot.waitSignal(w.run_finished, timeout=120000):
+        w.action_run_all()
+    assert w._requests == {} and w.doc.page("page-002.png").blocks == ()  # left alone
+    assert w.doc.page("page-001.png").processed and w.doc.page("page-003.png").processed
+    w.questions.answers["reread_all"] = False
+    assert w.action_run_all() is None and not w.host.busy()

@@ -1,0 +1,33 @@
+from app.ui import session
+
+
+def test_open_folder_lists_pages_and_shows_first(make_window, pages, qtbot):
+    w = make_window()
+    assert session.open_path(w, pages)
+    assert w.page_list.count() == 3
+    assert w.current == "page-001.png"
+    qtbot.waitUntil(lambda: w.view.has_image(), timeout=10000)
+    assert w.view.sceneRect().width() == 480
+    qtbot.waitUntil(w.page_list.thumbnails_done, timeout=10000)
+
+
+def test_unreadable_page_is_marked_and_the_rest_opens(make_window, pages, qtbot):
+    (pages / "page-002.png").write_bytes(b"not an image")
+    w = make_window()
+    assert session.open_path(w, pages)
+    qtbot.waitUntil(w.page_list.thumbnails_done, timeout=10000)
+    qtbot.waitUntil(lambda: "cannot be read" in w.page_list.item(1).text(), timeout=5000)
+    assert "page-002.png" in w.page_list.item(1).toolTip()
+    w.show_page("page-002.png")
+    qtbot.waitUntil(lambda: w.notice.isVisible() and w.notice.kind == "error", timeout=5000)
+    w.show_page("page-003.png")
+    qtbot.waitUntil(w.view.has_image, timeout=10000)
+
+
+def test_cjk_font_is_found():
+    from app.ui import items
+    from app.ui.main import pick_cjk_font
+
+    family = pick_cjk_font()
+    assert family == "Noto Sans CJK JP"  # fonts-noto-cjk is installed on dev and CI machines
+    assert items.overlay_font(12).family() == family
