@@ -123,6 +123,18 @@ if [ "$HAVE_DETECT" = 1 ]; then
     else
         tail -n 20 "$WORK/ocr.err"; fail ocr
     fi
+    # models: the frozen app imports a detector into the user's data folder (the fresh HOME) and
+    # finds it there by name, as the source install does
+    if [ -f app/commands/models.py ] && frozen models import "$WORK/tiny-detect.pt" bubbles >"$WORK/import.out" 2>&1 \
+        && [ -n "$(find "$WORK/home" -name '*.pt' 2>/dev/null)" ] \
+        && frozen models list 2>&1 | grep -q "comic-speech-bubble-detector.*yes" \
+        && timed "ocr with the imported detector (frozen)" frozen ocr "$WORK/pages" --detector bubbles --model "$WORK/tiny-ocr" \
+            --device cpu --imgsz 256 --conf 0 --patches 64 --max-new-tokens 6 --format json --out "$WORK/ocr2.json" 2>"$WORK/ocr2.err" \
+        && same_pages "$WORK/ocr.json" "$WORK/ocr2.json" >/dev/null; then
+        passed+=(models)
+    elif [ -f app/commands/models.py ]; then
+        cat "$WORK/import.out" "$WORK/ocr2.err" 2>/dev/null | tail -n 20; fail "models import + ocr by name"
+    fi
 else
     say "SKIP ocr (app/commands/ocr.py or app/detect/testing.py not in this tree)"
 fi
