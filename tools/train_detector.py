@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     p.add_argument("--imgsz", type=int, default=512)
     p.add_argument("--epochs", type=int, default=40)
     p.add_argument("--hours", type=float, default=0.5, help="training time budget (ultralytics `time`)")
-    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--batch", type=int, default=8)
     p.add_argument("--model", default="yolov8n.yaml")
     p.add_argument("--out", type=Path, default=ROOT / "resources" / "demo")
     p.add_argument("--eval-pages", type=int, default=60)
@@ -119,12 +119,15 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     t0 = time.perf_counter()
-    data = write_yolo(args.work / "data", args.pages, TRAIN_SEED, val_fraction=0.1, max_side=max(args.imgsz, 640))
+    data_dir = args.work / f"data-{TRAIN_SEED}-{args.pages}-{max(args.imgsz, 640)}"  # reused when present
+    data = data_dir / "data.yaml"
+    if not data.exists():
+        write_yolo(data_dir, args.pages, TRAIN_SEED, val_fraction=0.1, max_side=max(args.imgsz, 640))
     t_data = time.perf_counter() - t0
     settings = dict(data=str(data), epochs=args.epochs, time=args.hours, imgsz=args.imgsz, batch=args.batch,
                     device="cpu", workers=2, amp=False, plots=False, cache="ram", seed=0, deterministic=True,
                     project=str(args.work / "runs"), name="detector", exist_ok=True, patience=100,
-                    fliplr=0.0, mosaic=1.0, close_mosaic=5, verbose=True)
+                    warmup_epochs=1, fliplr=0.0, mosaic=0.0, scale=0.25, translate=0.1, verbose=True)
     model = YOLO(args.model)
     t1 = time.perf_counter()
     model.train(**settings)
