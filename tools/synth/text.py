@@ -75,7 +75,7 @@ def random_text(rng: np.random.Generator, min_len: int = 1, max_len: int = 20,
             if rng.random() < 0.4:
                 cut = int(rng.integers(1, len(part) + 1))
                 part = part[:cut] + "ー" + part[cut:]
-        elif r < 0.82 and length > 0:
+        elif r < 0.82 and length > 0 and parts[-1][-1] != "、":
             part = "、"
         elif r < 0.88:
             part = _pick(rng, DIGITS, int(rng.integers(1, 4)))
@@ -88,13 +88,11 @@ def random_text(rng: np.random.Generator, min_len: int = 1, max_len: int = 20,
         length += len(part)
     text = "".join(parts)
     end = PUNCT_END[int(rng.integers(len(PUNCT_END)))] if rng.random() < 0.55 else ""
-    text = text[: max(target - len(end), 1)] + end
+    text = text[: max(target - len(end), 1)].rstrip("、") + end
     text = text[:target]
     if target >= 4 and rng.random() < 0.12:
         text = ("「" + text[: target - 2] + "」") if rng.random() < 0.8 else ("『" + text[: target - 2] + "』")
-    if text[0] in "、":
-        text = text[1:] or "あ"
-    return text
+    return text or "あ"
 
 
 def split_lines(text: str, max_lines: int, per_line: int) -> list[str]:
