@@ -1,0 +1,395 @@
+"""The project file: save, load, find and reopen a source's project; autosave for crash recovery.
+
+Where a project lives (`project_path_for`):
+- a folder of pages: `<folder>/.hayai-project.json`;
+- an archive or single image: `<archive>.hayai.json` beside it (e.g. `vol1.cbz.hayai.json`);
+- when that folder is not writable: `<data dir>/projects/<hash of the absolute path>.json`.
+The data dir is platformdirs' user data dir for "hayai-desktop", or $HAYAI_DATA_DIR when set.
+
+Autosaves (`save_autosave`) always go to `<data dir>/autosave/<hash>.json`, apart from the
+explicit save, so that frequent background writes never touch the user's folder. On start the
+GUI calls `recoverable_autosave(source)`: a path when an autosave newer than the project file
+exists (offer to restore it with `load_project`), else None.
+
+File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
+    {"format": "hayai-desktop-project", "version": 1, "app_version": str, "saved_at": ISO-8601,
+     "source": absolute path, "order": "rtl"|"ltr",
+     "pages": [{"name", "width", "height", "processed", "error",
+                "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
+                            "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
+                            "text": str | null, "translation", "model", "patches": int | null}]}]}
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import fields, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from app import __version__
+from app.core.atomic import atomic_write_text
+from app.core.document import Block, Page, Project
+from app.core.sources import natural_key, open_source
+from app.errors import UserError
+
+FORMAT = "hayai-desktop-project"
+SCHEMA_VERSION = 1
+FOLDER_PROJECT_NAME = ".hayai-project.json"
+FILE_PROJECT_SUFFIX = ".hayai.json"
+MISSING_PAGE_ERROR = "missing from the source"  # Page.error prefix for pages no longer on disk
+
+
+# ----------------------------------------------------------------------------- locations
+
+def data_dir() -> Path:
+    """The app's per-user data folder ($HAYAI_DATA_DIR overrides it, e.g. in tests)."""
+    override = os.environ.get("HAYAI_DATA_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("hayai-desktop", appauthor=False))
+
+
+def _abs(source_path: str | os.PathLike) -> Path:
+    return Path(os.path.abspath(os.fspath(source_path)))
+
+
+def source_key(source_path: str | os.PathLike) -> str:
+    """A stable 20-hex-digit key for a source: sha256 of its normalised absolute path."""
+    normalised = os.path.normcase(str(_abs(source_path)))
+    return hashlib.sha256(normalised.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def _beside_path(source: Path) -> Path:
+    if source.is_dir():
+        return source / FOLDER_PROJECT_NAME
+    return source.with_name(source.name + FILE_PROJECT_SUFFIX)
+
+
+def _fallback_path(source: Path) -> Path:
+    return data_dir() / "projects" / f"{source_key(source)}.json"
+
+
+def _writable(folder: Path) -> bool:
+    """True when a file can really be created in `folder` (os.access lies for root, ACLs, RO mounts)."""
+    probe = folder / f".hayai-write-test-{os.getpid()}"
+    try:
+        with open(probe, "x"):
+            pass
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        probe.unlink()
+    return True
+
+
+def project_path_for(source_path: str | os.PathLike) -> Path:
+    """Where the project of this folder/archive is saved: beside the pages when writable."""
+    source = _abs(source_path)
+    beside = _beside_path(source)
+    return beside if _writable(beside.parent) else _fallback_path(source)
+
+
+def find_project_file(source_path: str | os.PathLike) -> Path | None:
+    """The saved project file of this source (beside it or in the data dir; newest wins)."""
+    source = _abs(source_path)
+    found = [p for p in (_beside_path(source), _fallback_path(source)) if p.is_file()]
+    if not found:
+        return None
+    return max(found, key=lambda p: p.stat().st_mtime_ns)
+
+
+def autosave_path_for(source_path: str | os.PathLike) -> Path:
+    """Where background autosaves of this source's project go (always in the data dir)."""
+    return data_dir() / "autosave" / f"{source_key(source_path)}.json"
+
+
+# ----------------------------------------------------------------------------- save / load
+
+def project_to_dict(project: Project) -> dict:
+    """The project as plain JSON data (schema version 1)."""
+    return {
+        "format": FORMAT,
+        "version": SCHEMA_VERSION,
+        "app_version": __version__,
+        "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "source": str(project.source),
+        "order": project.order,
+        "pages": [_page_to_dict(page) for page in project.pages],
+    }
+
+
+def _page_to_dict(page: Page) -> dict:
+    return {
+        "name": page.name, "width": page.width, "height": page.height,
+        "processed": page.processed, "error": page.error,
+        "blocks": [block_to_dict(b) for b in page.blocks],
+    }
+
+
+def block_to_dict(block: Block) -> dict:
+    """Every Block field, tuples as lists (box: [x0, y0, x1, y1], polygon: [[x, y], ...])."""
+    data = {}
+    for field in fields(Block):
+        value = getattr(block, field.name)
+        if field.name == "box":
+            value = list(value)
+        elif field.name == "polygon" and value is not None:
+            value = [list(point) for point in value]
+        data[field.name] = value
+    return data
+
+
+def save_project(project: Project, path: str | os.PathLike | None = None) -> Path:
+    """Write the project file atomically; returns its path.
+
+    With no `path`, saves to `project_path_for(project.source)` and, once that succeeded,
+    deletes the source's autosave (it is now older than the saved project). Raises UserError
+    when the file cannot be written (the previous file is kept intact).
+    """
+    target = Path(path) if path is not None else project_path_for(project.source)
+    _write(project, target)
+    if path is None:
+        discard_autosave(project.source)
+    return target
+
+
+def _write(project: Project, target: Path) -> None:
+    data = project_to_dict(project)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, lambda stream: _dump(data, stream))
+    except OSError as exc:
+        raise UserError(f"{target}: cannot save the project ({exc.strerror or exc}). Free some "
+                        "disk space or check the folder's permissions; the previous save is "
+                        "intact.") from exc
+
+
+def _dump(data: dict, stream) -> None:
+    """Write the project JSON with one page per line: readable, diffable, and about 5x faster
+    than an indented json.dump (indent disables the C encoder). Streams page by page."""
+    pages = data["pages"]
+    head = {k: v for k, v in data.items() if k != "pages"}
+    stream.write(json.dumps(head, ensure_ascii=False, allow_nan=False)[:-1])
+    stream.write(', "pages": [')
+    for i, page in enumerate(pages):
+        stream.write(",\n" if i else "\n")
+        stream.write(json.dumps(page, ensure_ascii=False, allow_nan=False))
+    stream.write("\n]}\n")
+
+
+def load_project(path: str | os.PathLike) -> Project:
+    """Read a project file. Raises UserError naming the file when it is missing or damaged."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise UserError(f"{path}: no such project file.") from exc
+    except UnicodeDecodeError as exc:
+        raise _damaged(path, f"not UTF-8 text ({exc.reason})") from exc
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the project file ({exc.strerror or exc}).") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _damaged(path, f"invalid JSON at line {exc.lineno}, column {exc.colno}") from exc
+    return project_from_dict(data, path)
+
+
+def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
+    """Build a Project from schema-version-1 data; UserError naming `path` and the bad field."""
+    path = Path(path)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _damaged(path, "not a Hayai Desktop project file")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise _damaged(path, "the schema version is missing")
+    if version > SCHEMA_VERSION:
+        raise UserError(f"{path}: this project was saved by a newer Hayai Desktop (schema "
+                        f"version {version}, this one reads up to {SCHEMA_VERSION}). Update the "
+                        "app to open it.")
+    if version < 1:
+        raise _damaged(path, f"unknown schema version {version}")
+    reader = _Reader(path)
+    source = reader.text(data, "source", "")
+    order = reader.text(data, "order", "")
+    if order not in ("rtl", "ltr"):
+        reader.fail("order", f"must be 'rtl' or 'ltr', not {order!r}")
+    pages_data = reader.items(data, "pages", "")
+    pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
+    return Project(source=source, pages=pages, order=order)
+
+
+def _damaged(path: Path, why: str) -> UserError:
+    return UserError(f"{path}: the project file is damaged ({why}). Restore it from a backup, "
+                     "or move it away to start the project over.")
+
+
+class _Reader:
+    """Typed field access with messages like 'pages[3].blocks[0].box: expected 4 numbers'."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, where: str, why: str):
+        raise _damaged(self.path, f"{where}: {why}")
+
+    def obj(self, data, where: str) -> dict:
+        if not isinstance(data, dict):
+            self.fail(where or "top level", "expected an object")
+        return data
+
+    def get(self, data: dict, key: str, where: str):
+        if key not in data:
+            self.fail(_join(where, key), "missing")
+        return data[key]
+
+    def text(self, data: dict, key: str, where: str, optional=False, default=None):
+        if optional and data.get(key) is None:
+            return default
+        value = self.get(data, key, where)
+        if not isinstance(value, str):
+            self.fail(_join(where, key), "expected text")
+        return value
+
+    def number(self, value, where: str, integer=False):
+        ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
+        if not ok:
+            self.fail(where, "expected an integer" if integer else "expected a number")
+        return value
+
+    def flag(self, data: dict, key: str, where: str) -> bool:
+        value = data.get(key, False)
+        if not isinstance(value, bool):
+            self.fail(_join(where, key), "expected true or false")
+        return value
+
+    def items(self, data: dict, key: str, where: str) -> list:
+        value = self.get(data, key, where)
+        if not isinstance(value, list):
+            self.fail(_join(where, key), "expected a list")
+        return value
+
+    def page(self, data, where: str) -> Page:
+        data = self.obj(data, where)
+        blocks_data = self.items(data, "blocks", where) if "blocks" in data else []
+        return Page(
+            name=self.text(data, "name", where),
+            width=self.number(data.get("width", 0), f"{where}.width", integer=True),
+            height=self.number(data.get("height", 0), f"{where}.height", integer=True),
+            blocks=tuple(self.block(b, f"{where}.blocks[{i}]") for i, b in enumerate(blocks_data)),
+            processed=self.flag(data, "processed", where),
+            error=self.text(data, "error", where, optional=True),
+        )
+
+    def block(self, data, where: str) -> Block:
+        data = self.obj(data, where)
+        box = self.get(data, "box", where)
+        if not isinstance(box, list) or len(box) != 4:
+            self.fail(f"{where}.box", "expected 4 numbers [x0, y0, x1, y1]")
+        box = tuple(float(self.number(v, f"{where}.box")) for v in box)
+        polygon = data.get("polygon")
+        if polygon is not None:
+            if not isinstance(polygon, list) or not all(
+                    isinstance(p, list) and len(p) == 2 for p in polygon):
+                self.fail(f"{where}.polygon", "expected a list of [x, y] points or null")
+            polygon = tuple((float(self.number(x, f"{where}.polygon")),
+                             float(self.number(y, f"{where}.polygon"))) for x, y in polygon)
+        score = data.get("score")
+        patches = data.get("patches")
+        return Block(
+            id=self.text(data, "id", where),
+            order=self.number(self.get(data, "order", where), f"{where}.order", integer=True),
+            kind=self.text(data, "kind", where),
+            box=box, polygon=polygon,
+            vertical=self.flag(data, "vertical", where),
+            score=None if score is None else float(self.number(score, f"{where}.score")),
+            ocr_text=self.text(data, "ocr_text", where, optional=True, default=""),
+            text=self.text(data, "text", where, optional=True),
+            translation=self.text(data, "translation", where, optional=True, default=""),
+            model=self.text(data, "model", where, optional=True, default=""),
+            patches=None if patches is None else self.number(patches, f"{where}.patches", integer=True),
+        )
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+# ----------------------------------------------------------------------------- reopening
+
+def open_project(source_path: str | os.PathLike, page_names: list[str] | None = None,
+                 project_file: str | os.PathLike | None = None) -> Project:
+    """The project of a source: its saved project merged with the pages on disk now.
+
+    `page_names` is the source's current page list (listed with `open_source` when None).
+    `project_file` loads that file instead of the saved project (e.g. a recovered autosave).
+    Pages added on disk appear unprocessed; pages gone from disk are dropped, except those
+    holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
+    Raises UserError for a damaged project file (so it is never silently overwritten).
+    """
+    source = _abs(source_path)
+    if page_names is None:
+        with open_source(source) as opened:
+            page_names = list(opened.page_names)
+    path = Path(project_file) if project_file is not None else find_project_file(source)
+    if path is None:
+        return Project(source=str(source), pages=[Page(name=n) for n in page_names])
+    saved = load_project(path)
+    return merge_pages(saved, page_names, source=str(source))
+
+
+def merge_pages(saved: Project, page_names: list[str], source: str | None = None) -> Project:
+    """`saved` updated to the current page list (see `open_project`); `saved` is not changed."""
+    current = set(page_names)
+    by_name = {p.name: p for p in saved.pages}
+    pages = []
+    for name in page_names:
+        page = by_name.get(name, Page(name=name))
+        if page.error and page.error.startswith(MISSING_PAGE_ERROR):
+            page = replace(page, error=None)  # the file is back
+        pages.append(page)
+    for page in saved.pages:
+        if page.name not in current and page.blocks:
+            error = (f"{MISSING_PAGE_ERROR}: {page.name} is no longer in the folder or archive. "
+                     "Put the file back to see the page, or delete the page to drop its text.")
+            pages.append(replace(page, error=error))
+    pages.sort(key=lambda p: natural_key(p.name))
+    return Project(source=source or saved.source, pages=pages, order=saved.order,
+                   version=saved.version)
+
+
+# ----------------------------------------------------------------------------- autosave
+
+def save_autosave(project: Project) -> Path:
+    """Write a crash-recovery snapshot of the project (atomically) to its autosave path."""
+    target = autosave_path_for(project.source)
+    _write(project, target)
+    return target
+
+
+def recoverable_autosave(source_path: str | os.PathLike) -> Path | None:
+    """The autosave path when one exists that is newer than the saved project, else None."""
+    autosave = autosave_path_for(source_path)
+    if not autosave.is_file():
+        return None
+    saved = find_project_file(source_path)
+    if saved is not None and saved.stat().st_mtime_ns >= autosave.stat().st_mtime_ns:
+        return None
+    return autosave
+
+
+def load_autosave(source_path: str | os.PathLike) -> Project | None:
+    """The autosaved project of this source, or None when there is none."""
+    autosave = autosave_path_for(source_path)
+    return load_project(autosave) if autosave.is_file() else None
+
+
+def discard_autosave(source_path: str | os.PathLike) -> None:
+    """Delete the source's autosave (after an explicit save, or when the user declines it)."""
+    with contextlib.suppress(FileNotFoundError):
+        autosave_path_for(source_path).unlink()

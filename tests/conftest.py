@@ -1,0 +1,27 @@
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("YOLO_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import pytest  # noqa: E402
+
+
+def shared_dir() -> Path:
+    """../shared beside the checkout (CI lays a copy there)."""
+    return ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory):
+    """One tiny random checkpoint per variant, written in the published layout."""
+    from app.ocr.testing import write_tiny_checkpoint
+
+    base = tmp_path_factory.mktemp("tiny-models")
+    return {v: write_tiny_checkpoint(base / v, v, seed=1) for v in ("nova", "v2", "alpha")}

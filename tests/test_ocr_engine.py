@@ -1,0 +1,207 @@
+"""The Hayai engine on tiny random checkpoints written in the published layout."""
+import logging
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from safetensors.torch import load_file, save_file
+
+from app.errors import Cancelled, ModelError, UserError
+from app.ocr import generate, load_recognizer
+from app.ocr.device import resolve_device
+from app.ocr.preprocess import preprocess
+from app.ocr.testing import write_tiny_checkpoint
+
+VARIANTS = ["nova", "v2", "alpha"]
+SIZES = [(37, 211), (300, 80), (120, 900), (64, 64), (17, 33), (500, 500)]
+
+
+@pytest.fixture(scope="module")
+def crops():
+    rng = np.random.default_rng(3)
+    return [Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)) for h, w in SIZES]
+
+
+@pytest.fixture(scope="module")
+def recognizers(tiny_models):
+    return {v: load_recognizer(tiny_models[v], device="cpu") for v in VARIANTS}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_variant_loads_through_the_loader(variant, recognizers):
+    rec = recognizers[variant]
+    assert rec.variant == variant
+    assert rec.model.cfg.projector == ("dsc" if variant == "nova" else "mlp")
+    assert rec.model.cfg.tied_head == (variant == "alpha")
+    assert rec.model.cfg.residual_scales == (variant != "alpha")
+    assert rec.device == "cpu"
+    if variant == "alpha":  # tied head: the logits use the embedding matrix itself
+        assert rec.model.decoder.output_head is None
+
+
+def test_both_vision_prefixes_load_the_same_weights(tmp_path, crops):
+    a = load_recognizer(write_tiny_checkpoint(tmp_path / "a", "nova", seed=5), device="cpu")
+    b = load_recognizer(write_tiny_checkpoint(tmp_path / "b", "nova", seed=5, vision_prefix="vision_encoder."),
+                        device="cpu")
+    assert [r.tokens for r in a.recognize(crops, 256, 6)] == [r.tokens for r in b.recognize(crops, 256, 6)]
+
+
+def _rewrite(folder, edit):
+    path = folder / "model.safetensors"
+    state = load_file(str(path))
+    edit(state)
+    save_file(state, str(path))
+    return path
+
+
+def test_wrong_shape_names_key_and_file(tmp_path):
+    folder = write_tiny_checkpoint(tmp_path / "m", "v2")
+    key = "decoder.layers.0.attn.w_k.weight"
+    path = _rewrite(folder, lambda s: s.__setitem__(key, torch.zeros(3, 3)))
+    with pytest.raises(ModelError) as err:
+        load_recognizer(folder, device="cpu")
+    assert key in str(err.value) and str(path) in str(err.value) and "(3, 3)" in str(err.value)
+
+
+def test_missing_key_names_key_and_file(tmp_path):
+    folder = write_tiny_checkpoint(tmp_path / "m", "nova")
+    key = "decoder.projector.out_norm.weight"
+    path = _rewrite(folder, lambda s: s.pop(key))
+    with pytest.raises(ModelError) as err:
+        load_recognizer(folder, device="cpu")
+    assert key in str(err.value) and str(path) in str(err.value)
+
+
+def test_truncated_file_is_reported(tmp_path):
+    folder = write_tiny_checkpoint(tmp_path / "m", "nova")
+    path = folder / "model.safetensors"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelError, match="damaged or incomplete") as err:
+        load_recognizer(folder, device="cpu")
+    assert str(path) in str(err.value)
+
+
+def test_unknown_variant_is_reported(tmp_path):
+    folder = write_tiny_checkpoint(tmp_path / "m", "v2")
+    _rewrite(folder, lambda s: [s.pop(k) for k in list(s) if k.startswith("decoder.projector.")])
+    with pytest.raises(ModelError, match="not a Hayai OCR checkpoint"):
+        load_recognizer(folder, device="cpu")
+
+
+def test_missing_files_are_reported(tmp_path):
+    with pytest.raises(ModelError, match="no such model folder"):
+        load_recognizer(tmp_path / "nowhere", device="cpu")
+    folder = write_tiny_checkpoint(tmp_path / "m", "nova")
+    (folder / "tokenizer.json").unlink()
+    with pytest.raises(ModelError, match="tokenizer.json is missing"):
+        load_recognizer(folder, device="cpu")
+    (folder / "config.json").unlink()
+    with pytest.raises(ModelError, match="config.json is missing"):
+        load_recognizer(folder, device="cpu")
+    (folder / "model.safetensors").unlink()
+    with pytest.raises(ModelError, match="weights are missing"):
+        load_recognizer(folder, device="cpu")
+
+
+def test_known_extras_ignored_and_unknown_keys_warned(tmp_path, caplog):
+    folder = write_tiny_checkpoint(tmp_path / "m", "nova")  # ships head.probe and decoder.ids_head
+    with caplog.at_level(logging.WARNING):
+        load_recognizer(folder, device="cpu")
+    assert not [r for r in caplog.records if "unexpected" in r.getMessage()]
+    _rewrite(folder, lambda s: s.__setitem__("decoder.surprise.weight", torch.zeros(2)))
+    with caplog.at_level(logging.WARNING):
+        load_recognizer(folder, device="cpu")
+    assert any("decoder.surprise.weight" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cached_decoding_equals_uncached_forward(variant, recognizers, crops):
+    rec = recognizers[variant]
+    batch = preprocess(crops[:4], 128)
+    cached = generate.greedy(rec.model, batch, rec.tokenizer.bos_id, rec.stop_ids, 10)
+    uncached = generate.greedy_uncached(rec.model, batch, rec.tokenizer.bos_id, rec.stop_ids, 10)
+    assert cached == uncached
+    assert any(len(set(t)) > 1 for t in cached)  # the outputs vary: the check is not vacuous
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_batch_invariance(variant, recognizers, crops):
+    rec = recognizers[variant]
+    alone = [rec.recognize([c], 256, 12)[0].tokens for c in crops]
+    for batch_size in (2, 4, len(crops)):
+        assert [r.tokens for r in rec.recognize(crops, 256, 12, batch_size=batch_size)] == alone
+    reversed_ = rec.recognize(crops[::-1], 256, 12, batch_size=len(crops))
+    assert [r.tokens for r in reversed_][::-1] == alone
+
+
+def test_results_in_input_order_with_text_and_limits(recognizers, crops):
+    rec = recognizers["nova"]
+    seen = []
+    results = rec.recognize(crops, 256, 5, batch_size=2, progress=lambda d, t: seen.append((d, t)))
+    assert len(results) == len(crops)
+    for r in results:
+        assert len(r.tokens) <= 5 and r.patches == 256
+        assert r.text == rec.tokenizer.decode(r.tokens)
+        assert not set(r.tokens) & set(rec.stop_ids)
+    assert seen[-1] == (len(crops), len(crops)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_cancel_hook_stops_decoding(recognizers, crops):
+    calls = []
+
+    def cancel():
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(Cancelled):
+        recognizers["v2"].recognize(crops, 256, 50, batch_size=1, cancel=cancel)
+
+
+def test_repetition_penalty_semantics():
+    logits = torch.tensor([[2.0, -1.0, 0.5, 3.0]])
+    out = generate.apply_repetition_penalty(logits, torch.tensor([[0, 1]]), 2.0)
+    assert out.tolist() == [[1.0, -2.0, 0.5, 3.0]]
+    assert generate.apply_repetition_penalty(logits, torch.tensor([[0]]), 1.0) is logits
+
+
+def test_repetition_penalty_changes_a_repetitive_output(recognizers, crops):
+    rec = recognizers["v2"]
+    plain = rec.recognize(crops, 256, 16)
+    penalized = rec.recognize(crops, 256, 16, repetition_penalty=5.0)
+    assert [r.tokens for r in plain] != [r.tokens for r in penalized]
+    repeats = sum(len(r.tokens) - len(set(r.tokens)) for r in plain)
+    assert sum(len(r.tokens) - len(set(r.tokens)) for r in penalized) < repeats
+
+
+def _sequence_logprob(rec, crop, tokens):
+    prefix = generate.encode_prefix(rec.model, preprocess([crop], 256))
+    total = 0.0
+    for i, tok in enumerate(tokens):
+        logp = torch.log_softmax(generate.forward_uncached(rec.model, prefix, rec.tokenizer.bos_id, tokens[:i]), -1)
+        total += float(logp[0, tok])
+    return total
+
+
+def test_beam_search_finds_at_least_the_greedy_likelihood(recognizers, crops):
+    rec = recognizers["nova"]
+    n = 4
+    for crop in crops[:3]:
+        greedy = rec.recognize([crop], 256, n)[0].tokens
+        beam = rec.recognize([crop], 256, n, num_beams=4, length_penalty=0.0)[0].tokens
+        if len(greedy) == n and len(beam) == n:
+            assert _sequence_logprob(rec, crop, beam) >= _sequence_logprob(rec, crop, greedy) - 1e-4
+        assert rec.recognize([crop], 256, n, num_beams=4, length_penalty=0.0)[0].tokens == beam
+
+
+def test_device_policy_on_this_machine():
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="CUDA"):
+            resolve_device("cuda")
+        assert resolve_device("auto").type in ("cpu", "mps")
+    else:
+        assert resolve_device("auto").type == expected
+    with pytest.raises(UserError, match="unknown device"):
+        resolve_device("tpu")
