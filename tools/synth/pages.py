@@ -134,12 +134,15 @@ def _add_blocks(rng: np.random.Generator, page: Image.Image, panel: Box, pi: int
             page.paste(0, (tx, ty), mask)
             box = spot
         else:
-            halo = int(rng.integers(2, 5)) if rng.random() < 0.8 else 0
+            halo = int(rng.integers(2, 5))
             spot = _place(rng, panel, tw + 2 * halo + 6, th + 2 * halo + 6, border + 4, taken)
             if spot is None:
                 continue
             tx, ty = spot[0] + halo + 3, spot[1] + halo + 3
-            if halo:
+            # Print keeps free text readable: a white halo, except sometimes on plain paper.
+            ground = np.asarray(page.crop(spot), dtype=np.float32)
+            plain = ground.mean() > 235 and ground.std() < 25
+            if not (plain and rng.random() < 0.5):
                 padded = Image.new("L", (tw + 2 * halo, th + 2 * halo), 0)
                 padded.paste(mask, (halo, halo))
                 page.paste(255, (tx - halo, ty - halo), padded.filter(ImageFilter.MaxFilter(2 * halo + 1)))
