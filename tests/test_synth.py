@@ -1,0 +1,118 @@
+"""Synthetic page generator (tools/synth): determinism, truth consistency, crops, exports."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tools.synth import charset, generate_page, write_crops, write_pages, write_yolo
+from tools.synth.__main__ import main as synth_main
+from tools.synth.fonts import find_faces
+from tools.synth.text import TextStyle, render
+
+SIZE = (768, 1086)  # smaller than the default, to keep the tests fast
+
+
+@pytest.fixture(scope="module")
+def pages():
+    return [generate_page(7, i, size=SIZE) for i in range(6)]
+
+
+def test_same_seed_same_page_and_truth():
+    a_img, a_truth = generate_page(11, 3, size=SIZE)
+    b_img, b_truth = generate_page(11, 3, size=SIZE)
+    assert a_img.tobytes() == b_img.tobytes()
+    assert a_truth == b_truth
+    c_img, c_truth = generate_page(12, 3, size=SIZE)
+    assert c_img.tobytes() != a_img.tobytes()
+
+
+def test_written_files_are_byte_identical(tmp_path):
+    write_pages(tmp_path / "a", 2, seed=5, size=SIZE)
+    write_pages(tmp_path / "b", 2, seed=5, size=SIZE, workers=2)
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert names == ["page_0000.json", "page_0000.png", "page_0001.json", "page_0001.png"]
+    for name in names:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    truth = json.loads((tmp_path / "a" / "page_0001.json").read_text(encoding="utf-8"))
+    assert truth["image"] == "page_0001.png"
+    assert Image.open(tmp_path / "a" / "page_0001.png").size == SIZE
+
+
+def test_truth_is_consistent_with_the_page(pages):
+    for image, truth in pages:
+        assert image.mode == "L" and image.size == SIZE == (truth["width"], truth["height"])
+        assert truth["blocks"], "every page in this run has blocks"
+        assert [b["order"] for b in truth["blocks"]] == list(range(1, len(truth["blocks"]) + 1))
+        panels = [b["panel"] for b in truth["blocks"]]
+        assert panels == sorted(panels), "blocks follow panel order"
+        for b in truth["blocks"]:
+            x0, y0, x1, y1 = b["box"]
+            assert 0 <= x0 < x1 <= SIZE[0] and 0 <= y0 < y1 <= SIZE[1]
+            tx0, ty0, tx1, ty1 = b["text_box"]
+            assert x0 <= tx0 < tx1 <= x1 and y0 <= ty0 < ty1 <= y1, "text lies inside its block"
+            assert b["text"] and "".join(b["lines"]) == b["text"]
+            assert 1 <= len(b["lines"]) <= 4 and len(b["text"]) <= 20
+            assert b["kind"] in ("bubble", "text")
+            assert set(b["text"]) <= set(charset())
+            # the text is really drawn: its ink box holds dark pixels on a light ground
+            crop = np.asarray(image.crop(b["text_box"]))
+            assert crop.min() < 90 and (crop < 128).mean() > 0.03
+
+
+def test_both_writing_directions_and_kinds_occur(pages):
+    blocks = [b for _, truth in pages for b in truth["blocks"]]
+    assert {b["vertical"] for b in blocks} == {True, False}
+    assert {b["kind"] for b in blocks} == {"bubble", "text"}
+    assert len({b["shape"] for b in blocks if b["kind"] == "bubble"}) >= 2
+
+
+def test_vertical_text_runs_in_columns_right_to_left():
+    face = find_faces()[0]
+    style = TextStyle(face, 24)
+    tall = np.asarray(render(["ああああ"], style, vertical=True))
+    wide = np.asarray(render(["ああああ"], style, vertical=False))
+    assert tall.shape[0] > 3 * tall.shape[1] and wide.shape[1] > 3 * wide.shape[0]
+    # ー is turned to a vertical stroke in vertical text
+    bar = np.argwhere(np.asarray(render(["ー"], style, vertical=True)) > 128)
+    assert np.ptp(bar[:, 0]) > 3 * max(np.ptp(bar[:, 1]), 1)
+    # two columns: the first line is the right column
+    two = np.asarray(render(["あ", "ーーーー"], style, vertical=True)) > 128
+    right, left = two[:, two.shape[1] // 2:], two[:, : two.shape[1] // 2]
+    assert right[:, :].any(axis=1).sum() < left.any(axis=1).sum()
+
+
+def test_crops_manifest(tmp_path):
+    manifest = write_crops(tmp_path, count=12, seed=3, size=SIZE)
+    rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 12
+    for row in rows:
+        assert row["image"].startswith("crops/") and row["text"]
+        crop = np.asarray(Image.open(tmp_path / row["image"]))
+        assert crop.size > 0 and crop.std() > 10 and crop.min() < 90, "crop is not blank"
+    again = write_crops(tmp_path / "again", count=12, seed=3, size=SIZE)
+    assert again.read_bytes() == manifest.read_bytes()
+    assert (tmp_path / "crops" / "000012.png").read_bytes() == (tmp_path / "again" / "crops" / "000012.png").read_bytes()
+
+
+def test_yolo_export(tmp_path):
+    data = write_yolo(tmp_path, pages=3, seed=4, size=SIZE, max_side=512)
+    text = data.read_text()
+    assert "0: bubble" in text and "1: text" in text and "train: images/train" in text
+    labels = sorted((tmp_path / "labels").rglob("*.txt"))
+    assert [p.parent.name for p in labels].count("val") == 1 and len(labels) == 3
+    _, truth = generate_page(4, 0, size=SIZE)
+    rows = (tmp_path / "labels" / "train" / "00000.txt").read_text().split("\n")[:-1]
+    assert len(rows) == len(truth["blocks"])
+    for row in rows:
+        cls, *v = row.split()
+        assert cls in ("0", "1") and all(0 < float(x) <= 1 for x in v)
+    assert max(Image.open(tmp_path / "images" / "train" / "00000.png").size) == 512
+
+
+def test_cli_writes_pages(tmp_path, capsys):
+    assert synth_main([str(tmp_path), "--pages", "1", "--seed", "2", "--size", "512x724"]) == 0
+    assert Image.open(tmp_path / "page_0000.png").size == (512, 724)
+    assert "wrote 1 pages" in capsys.readouterr().err
