@@ -9,6 +9,18 @@ on [vision prefix, BOS, text, EOS] (tools/ocr_training.py), AdamW, linear warmup
 decay over the wall-clock budget (--minutes) or over --steps, gradient clipping, the patch budget
 drawn per batch from --budgets. The checkpoint is written in the published layout to --out at
 every evaluation (a partial run is usable) and the settings and figures to --report.
+
+Short crops (tools/ocr_training.short_crop: 1-6 characters, budget 64/96) make up most of the
+early batches: a from-scratch vision tower learns the ~700 glyphs on them several times faster
+than on page crops, which then teach block layout (columns right to left, lines).
+
+The committed demo model (resources/demo/ocr) was trained on a shared 2-core CPU in two runs:
+
+    python tools/train_recognizer.py --cache /tmp/ocrtrain --minutes 30      # stopped after 18 min
+    python tools/train_recognizer.py --cache /tmp/ocrtrain --minutes 25 --warmup 20 --lr 1.5e-3 \
+        --short 0.6,0.3 --short-until 0.4 --eval-every 5 --init resources/demo/ocr
+
+(resources/demo/ocr-train.json keeps both runs: the first under "previous_phase").
 """
 from __future__ import annotations
 
@@ -35,12 +47,12 @@ from app.ocr.config import HayaiConfig  # noqa: E402
 from app.ocr.model import HayaiModel  # noqa: E402
 from app.ocr.preprocess import preprocess  # noqa: E402
 from app.ocr.tokenizer import JsonTokenizer  # noqa: E402
-from tools.ocr_training import evaluate, load_images, loss_on_batch, read_manifest  # noqa: E402
+from tools.ocr_training import evaluate, load_images, loss_on_batch, read_manifest, short_crop  # noqa: E402
 from tools.synth import charset  # noqa: E402
 
 # The demo model's sizes (fast on a CPU; see resources/demo/ocr-train.json for the figures).
-DEMO_SIZES = dict(d_model=192, d_vision=128, d_ffn=512, n_layers=3, n_heads=4, n_kv_heads=2, head_dim=48,
-                  vision_layers=3, vision_heads=4, vision_intermediate=512, vision_position_grid=16)
+DEMO_SIZES = dict(d_model=128, d_vision=96, d_ffn=384, n_layers=2, n_heads=4, n_kv_heads=1, head_dim=32,
+                  vision_layers=3, vision_heads=2, vision_intermediate=384, vision_position_grid=16)
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -135,20 +147,26 @@ def main(argv=None) -> int:
     p.add_argument("--no-generate", action="store_true", help="use only the crop sets already cached")
     p.add_argument("--val-seed", type=int, default=2001)
     p.add_argument("--val-count", type=int, default=150)
-    p.add_argument("--final-val-count", type=int, default=400)
+    p.add_argument("--final-val-count", type=int, default=300)
     p.add_argument("--minutes", type=float, default=45.0, help="training wall-clock budget (schedule follows it)")
     p.add_argument("--steps", type=int, default=0, help="fixed number of steps instead of --minutes")
-    p.add_argument("--batch", type=int, default=24)
-    p.add_argument("--lr", type=float, default=1.5e-3)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--weight-decay", type=float, default=0.05)
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--clip", type=float, default=1.0)
     p.add_argument("--label-smoothing", type=float, default=0.05)
     p.add_argument("--budgets", default="128:0.4,256:0.5,384:0.1", help="patch budgets:weights per batch")
+    p.add_argument("--short", default="0.9,0.3",
+                   help="share of warm-up batches of short crops (tools/ocr_training.short_crop): early,late")
+    p.add_argument("--short-until", type=float, default=0.55, help="fraction of the run that is 'early'")
+    p.add_argument("--short-budgets", default="64:0.8,96:0.2")
+    p.add_argument("--short-batch", type=int, default=64)
     p.add_argument("--eval-every", type=float, default=6.0, help="minutes between evaluations + saves")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--no-bf16", action="store_true", help="train in float32 (default: bfloat16 autocast)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--init", type=Path, default=None, help="continue from this checkpoint folder (same sizes)")
     p.add_argument("--bench", type=int, default=0, help="time N steps at each budget and exit")
     args = p.parse_args(argv)
 
@@ -158,12 +176,22 @@ def main(argv=None) -> int:
     chars = list(charset())
     cfg = HayaiConfig(variant="nova", vocab_size=len(chars) + 4, **DEMO_SIZES)
     model = HayaiModel(cfg).train()
+    if args.init is not None:
+        from app.ocr.loading import load_model
+
+        loaded, _ = load_model(args.init, "cpu")
+        if loaded.cfg != cfg:
+            raise SystemExit(f"{args.init}: sizes differ from the demo sizes: {loaded.cfg}")
+        model.load_state_dict(loaded.state_dict())
     n_params = sum(p.numel() for p in model.parameters())
     tok_dir = args.cache / "tokenizer"
     tok_dir.mkdir(parents=True, exist_ok=True)
     write_char_tokenizer(tok_dir, chars)
     tok = JsonTokenizer(tok_dir)
     budgets = [(int(b), float(w)) for b, w in (x.split(":") for x in args.budgets.split(","))]
+    short_budgets = [(int(b), float(w)) for b, w in (x.split(":") for x in args.short_budgets.split(","))]
+    short_early, short_late = (float(v) for v in args.short.split(","))
+    np_rng = __import__("numpy").random.default_rng(args.seed)
 
     sets = CropSets(args.cache, parse_seeds(args.train_seeds), args.crops_per_seed, not args.no_generate)
     sets.refresh()
@@ -190,14 +218,18 @@ def main(argv=None) -> int:
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.98))
 
-    def train_step(step: int, progress: float, budget: int) -> float:
-        batch_samples = rng.sample(sets.samples, args.batch)
-        images = load_images(batch_samples)
+    def train_step(step: int, progress: float, budget: int, short: bool = False) -> float:
+        if short:
+            pairs = [short_crop(np_rng) for _ in range(args.short_batch)]
+            images, texts = [im for im, _ in pairs], [t for _, t in pairs]
+        else:
+            batch_samples = rng.sample(sets.samples, args.batch)
+            images, texts = load_images(batch_samples), [s.text for s in batch_samples]
         pixels = preprocess(images, budget)
         for g in opt.param_groups:
             g["lr"] = lr_at(progress, step, args.lr, args.warmup)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=not args.no_bf16):
-            loss = loss_on_batch(model, pixels, [encode(s.text) for s in batch_samples], tok.bos_id,
+            loss = loss_on_batch(model, pixels, [encode(t) for t in texts], tok.bos_id,
                                  tok.eos_id, tok.pad_id, args.label_smoothing)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -220,8 +252,10 @@ def main(argv=None) -> int:
     report = {"model": {"variant": "nova", **{k: v for k, v in asdict(cfg).items() if k != "variant"},
                         "parameters": n_params},
               "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
-                           if k not in ("out", "report", "cache")},
+                           if k not in ("out", "report", "cache", "init")},
               "charset_size": len(chars), "history": []}
+    if args.init is not None and args.report.is_file():  # a continued run keeps the earlier phase's record
+        report["previous_phase"] = json.loads(args.report.read_text(encoding="utf-8"))
     print(f"model: {n_params / 1e6:.2f} M parameters, vocab {cfg.vocab_size}; "
           f"{len(sets.samples)} training crops ready", flush=True)
 
@@ -229,20 +263,25 @@ def main(argv=None) -> int:
     train_time = 0.0
     next_eval = args.eval_every * 60
     step, ema = 0, None
+    seen = {"page_crops": 0, "short_crops": 0}
     budget_secs = args.minutes * 60
     try:
         while True:
             progress = step / args.steps if args.steps else train_time / budget_secs
             if progress >= 1.0:
                 break
-            budget = rng.choices([b for b, _ in budgets], weights=[w for _, w in budgets])[0]
+            short = rng.random() < (short_early if progress < args.short_until else short_late)
+            pool = short_budgets if short else budgets
+            budget = rng.choices([b for b, _ in pool], weights=[w for _, w in pool])[0]
             t0 = time.perf_counter()
-            loss = train_step(step, progress, budget)
+            loss = train_step(step, progress, budget, short)
             train_time += time.perf_counter() - t0
             step += 1
-            ema = loss if ema is None else 0.98 * ema + 0.02 * loss
+            seen["short_crops" if short else "page_crops"] += args.short_batch if short else args.batch
+            if not short:
+                ema = loss if ema is None else 0.95 * ema + 0.05 * loss
             if step % 20 == 0:
-                print(f"step {step} loss {loss:.3f} ema {ema:.3f} budget {budget} lr "
+                print(f"step {step} loss {loss:.3f} ema {ema or 0:.3f} budget {budget}{' short' if short else ''} lr "
                       f"{opt.param_groups[0]['lr']:.2e} train {train_time / 60:.1f} min "
                       f"crops {len(sets.samples)}", flush=True)
             if train_time >= next_eval:
@@ -250,8 +289,8 @@ def main(argv=None) -> int:
                 sets.refresh()
                 figures = evaluate(model, tok, val_images, val_texts, 256)
                 save_model(model, chars, args.out)
-                entry = {"step": step, "train_minutes": round(train_time / 60, 2), "loss_ema": round(ema, 4),
-                         "crops_seen": step * args.batch, **figures}
+                entry = {"step": step, "train_minutes": round(train_time / 60, 2), "loss_ema": round(ema or 0, 4),
+                         **seen, **figures}
                 report["history"].append(entry)
                 print(f"eval {json.dumps(entry)}", flush=True)
                 args.report.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -261,7 +300,7 @@ def main(argv=None) -> int:
     save_model(model, chars, args.out)
     report["training"] = {"steps": step, "train_minutes": round(train_time / 60, 2),
                           "wall_minutes": round((time.perf_counter() - t_start) / 60, 2),
-                          "crops_seen": step * args.batch, "distinct_training_crops": len(sets.samples),
+                          **seen, "distinct_training_crops": len(sets.samples),
                           "train_seeds": sorted(sets.ready), "threads": args.threads}
     final_images, final_texts = val_set(args.cache, args.val_seed, args.final_val_count)
     report["final_val"] = [evaluate(model, tok, final_images, final_texts, n) for n in (256, 384, 512)]
