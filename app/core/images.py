@@ -14,6 +14,7 @@ members and single files all come through it). What it handles:
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import warnings
@@ -62,21 +63,11 @@ def load_image(path: str | os.PathLike) -> Image.Image:
     return decode_image(data, str(path))
 
 
-def decode_image(data: bytes, name: str) -> Image.Image:
-    """Decode encoded image bytes into an upright RGB image (mode "RGB", 8 bits per sample).
-
-    `name` is only used in messages (a path or an archive member). Raises ImageError.
-    """
-    if not data:
-        raise ImageError(f"{name}: the file is empty (0 bytes). Copy the page again from its "
-                         "original, or remove it from the folder.")
+@contextlib.contextmanager
+def _pillow_errors(name: str, damaged: str):
+    """Any failure while Pillow reads `name` -> ImageError naming the file and what to do."""
     try:
-        image = Image.open(io.BytesIO(data))
-        _check_size(image, name)
-        image.seek(0)  # first frame of animated GIF/WebP/APNG/multi-page TIFF
-        image.load()
-        image = ImageOps.exif_transpose(image)
-        return to_rgb(image)
+        yield
     except ImageError:
         raise
     except UnidentifiedImageError as exc:
@@ -87,8 +78,25 @@ def decode_image(data: bytes, name: str) -> Image.Image:
         raise ImageError(f"{name}: not enough memory to decode this image. Reduce its size "
                          "with an image editor, or close other programs.") from exc
     except Exception as exc:  # noqa: BLE001 - Pillow plugins raise many types on corrupt data
-        raise ImageError(f"{name}: the image is damaged or truncated ({type(exc).__name__}: "
-                         f"{exc}). Copy the page again from its original, or remove it.") from exc
+        raise ImageError(f"{name}: {damaged} ({type(exc).__name__}: {exc}). "
+                         "Copy the page again from its original, or remove it.") from exc
+
+
+def decode_image(data: bytes, name: str) -> Image.Image:
+    """Decode encoded image bytes into an upright RGB image (mode "RGB", 8 bits per sample).
+
+    `name` is only used in messages (a path or an archive member). Raises ImageError.
+    """
+    if not data:
+        raise ImageError(f"{name}: the file is empty (0 bytes). Copy the page again from its "
+                         "original, or remove it from the folder.")
+    with _pillow_errors(name, "the image is damaged or truncated"):
+        image = Image.open(io.BytesIO(data))
+        _check_size(image, name)
+        image.seek(0)  # first frame of animated GIF/WebP/APNG/multi-page TIFF
+        image.load()
+        image = ImageOps.exif_transpose(image)
+        return to_rgb(image)
 
 
 def image_size(data: bytes | BinaryIO, name: str) -> tuple[int, int]:
@@ -102,7 +110,7 @@ def image_size(data: bytes | BinaryIO, name: str) -> tuple[int, int]:
             raise ImageError(f"{name}: the file is empty (0 bytes). Copy the page again from its "
                              "original, or remove it from the folder.")
         data = io.BytesIO(data)
-    try:
+    with _pillow_errors(name, "the image header is damaged"):
         image = Image.open(data)
         _check_size(image, name)
         width, height = image.size
@@ -111,15 +119,6 @@ def image_size(data: bytes | BinaryIO, name: str) -> tuple[int, int]:
             if image.getexif().get(_EXIF_ORIENTATION) in _SWAPPING_ORIENTATIONS:
                 width, height = height, width
         return width, height
-    except ImageError:
-        raise
-    except UnidentifiedImageError as exc:
-        raise ImageError(_unidentified_message(name)) from exc
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:  # warning: -W error
-        raise ImageError(_bomb_message(name, None)) from exc
-    except Exception as exc:  # noqa: BLE001 - Pillow plugins raise many types on corrupt data
-        raise ImageError(f"{name}: the image header is damaged ({type(exc).__name__}: {exc}). "
-                         "Copy the page again from its original, or remove it.") from exc
 
 
 def to_rgb(image: Image.Image) -> Image.Image:

@@ -11,6 +11,7 @@ folders included, e.g. "ch01/003.png"; archive member names as stored), in natur
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -130,6 +131,20 @@ class Source:
         return io.BytesIO(data)
 
 
+
+@contextlib.contextmanager
+def _file_errors(file: Path):
+    """OSError while reading a page file -> ImageError naming the file and what to do."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        raise ImageError(f"{file}: the page was removed or renamed since the folder was "
+                         "opened. Reopen the folder.") from exc
+    except OSError as exc:
+        raise ImageError(f"{file}: cannot read the file ({exc.strerror or exc}). Check its "
+                         "permissions and that the disk is reachable.") from exc
+
+
 class FolderSource(Source):
     """Image files in a folder and its subfolders (hidden files and folders skipped)."""
 
@@ -137,17 +152,11 @@ class FolderSource(Source):
 
     def _open_stream(self, name: str) -> BinaryIO:
         file = self.path / name
-        try:
+        with _file_errors(file):
             if file.stat().st_size == 0:
                 raise ImageError(f"{file}: the file is empty (0 bytes). Copy the page again from "
                                  "its original, or remove it from the folder.")
             return open(file, "rb")
-        except FileNotFoundError as exc:
-            raise ImageError(f"{file}: the page was removed or renamed since the folder was "
-                             "opened. Reopen the folder.") from exc
-        except OSError as exc:
-            raise ImageError(f"{file}: cannot read the file ({exc.strerror or exc}). Check its "
-                             "permissions and that the disk is reachable.") from exc
 
     @classmethod
     def scan(cls, path: Path) -> FolderSource:
@@ -162,14 +171,8 @@ class FolderSource(Source):
 
     def _read(self, name: str) -> bytes:
         file = self.path / name
-        try:
+        with _file_errors(file):
             return file.read_bytes()
-        except FileNotFoundError as exc:
-            raise ImageError(f"{file}: the page was removed or renamed since the folder was "
-                             "opened. Reopen the folder.") from exc
-        except OSError as exc:
-            raise ImageError(f"{file}: cannot read the file ({exc.strerror or exc}). Check its "
-                             "permissions and that the disk is reachable.") from exc
 
 
 class ArchiveSource(Source):
