@@ -200,9 +200,7 @@ def greedy_uncached(model: HayaiModel, batch: PixelBatch, bos_id: int, stop_ids:
     """Greedy decoding that recomputes the whole sequence at every step (baseline, tests)."""
     results = []
     for b in range(batch.pixel_values.shape[0]):
-        one = PixelBatch(batch.pixel_values[b:b + 1], batch.pixel_attention_mask[b:b + 1],
-                         batch.spatial_shapes[b:b + 1])
-        prefix = encode_prefix(model, one)
+        prefix = encode_prefix(model, batch.rows(b, b + 1))
         tokens: list[int] = []
         for _ in range(max_new_tokens):
             tok = int(forward_uncached(model, prefix, bos_id, tokens).argmax(-1))

@@ -45,6 +45,11 @@ class PixelBatch:
     pixel_attention_mask: torch.Tensor  # (B, N) int32, 1 for real patches
     spatial_shapes: torch.Tensor  # (B, 2) int64, patch grid (rows, cols)
 
+    def rows(self, start: int, stop: int) -> PixelBatch:
+        """Crops [start, stop) of the batch."""
+        return PixelBatch(self.pixel_values[start:stop], self.pixel_attention_mask[start:stop],
+                          self.spatial_shapes[start:stop])
+
     def to(self, device) -> PixelBatch:
         return PixelBatch(self.pixel_values.to(device), self.pixel_attention_mask.to(device),
                           self.spatial_shapes.to(device))
