@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from app.core.evaluation import match_boxes  # noqa: E402
 from tools.synth import generate_page, write_yolo  # noqa: E402
 from tools.synth.export import YOLO_NAMES  # noqa: E402
 
@@ -31,27 +32,9 @@ TRAIN_SEED = 1000  # pages of the training/val set
 EVAL_SEED = 424242  # never used for training
 
 
-def iou(a, b) -> float:
-    """Intersection over union of two (x0, y0, x1, y1) boxes."""
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
 def match(truth_boxes, pred_boxes, thr: float = 0.5) -> int:
     """Number of truth boxes matched one-to-one (greedy by IoU) by a prediction with IoU >= thr."""
-    pairs = sorted(((iou(t, p), ti, pi) for ti, t in enumerate(truth_boxes) for pi, p in enumerate(pred_boxes)),
-                   reverse=True)
-    used_t, used_p = set(), set()
-    for v, ti, pi in pairs:
-        if v < thr:
-            break
-        if ti not in used_t and pi not in used_p:
-            used_t.add(ti)
-            used_p.add(pi)
-    return len(used_t)
+    return len(match_boxes(truth_boxes, pred_boxes, thr))
 
 
 def block_recall(weights: Path, seed: int = EVAL_SEED, pages: int = 60, imgsz: int = 512,

@@ -1,23 +1,43 @@
-"""hayai-desktop eval --model ... --patches N DATA.jsonl: CER and exact match (model card style).
+"""hayai-desktop eval: how well the models read data with known text.
 
-Each line of DATA.jsonl: {"image": "path/relative/to/the/file.png", "text": "reference"}.
+    hayai-desktop eval [--model ...] [--patches N] DATA.jsonl
+        crops: CER and exact match (model card style). Each line of DATA.jsonl:
+        {"image": "path/relative/to/the/file.png", "text": "reference"}.
+
+    hayai-desktop eval [--model ...] [--detector ...] [--imgsz PX] [--conf S] PAGES_FOLDER
+        whole pages through the app's pipeline (detect -> order -> crop -> read): block recall
+        and precision at IoU >= --iou (0.5), CER of the matched blocks, and the end-to-end CER
+        that counts missed blocks as unread (app/core/evaluation.py). Each page has a truth file
+        beside it: {"image": "page.png", "blocks": [{"box": [x0, y0, x1, y1], "text": ...,
+        "kind": "bubble" | "text"}]}, the format tools/synth writes.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 from app.commands.common import ProgressLine, add_model_options, check_model_options, load_recognizer_for
+from app.commands.ocr import DEFAULT_DETECTOR
 from app.errors import UserError
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("eval", help="CER and exact match on a JSONL of crops and references")
+    p = sub.add_parser("eval", help="CER of crops (DATA.jsonl), or block recall + CER of pages with truth (a folder)",
+                       description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_options(p)
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--errors", type=int, default=0, metavar="N", help="also list the first N mismatches")
-    p.add_argument("data", metavar="DATA.jsonl")
+    pages = p.add_argument_group("pages (DATA is a folder)")
+    pages.add_argument("--detector", default=DEFAULT_DETECTOR,
+                       help=f"detector name or YOLO .pt file (default: {DEFAULT_DETECTOR})")
+    pages.add_argument("--imgsz", type=int, default=None,
+                       help="detector input size in pixels (default: the size the detector was trained at)")
+    pages.add_argument("--conf", type=float, default=0.25, help="detector minimum score (default 0.25)")
+    pages.add_argument("--order", choices=("rtl", "ltr"), default="rtl", help="reading order (default rtl)")
+    pages.add_argument("--iou", type=float, default=0.5, help="IoU a found block needs to match a truth block")
+    p.add_argument("data", metavar="DATA", help="a JSONL of crops and texts, or a folder of pages with truth files")
     p.set_defaults(run=run)
 
 
@@ -40,10 +60,16 @@ def read_jsonl(path: Path) -> list[tuple[Path, str]]:
 
 
 def run(args) -> int:
+    check_model_options(args)
+    if Path(args.data).is_dir():
+        return run_pages(args)
+    return run_crops(args)
+
+
+def run_crops(args) -> int:
     from app.core.images import load_image
     from app.ocr.text import normalize, score
 
-    check_model_options(args)
     items = read_jsonl(Path(args.data))
     images = [load_image(p) for p, _ in items]
     recognizer = load_recognizer_for(args)
@@ -67,3 +93,52 @@ def run(args) -> int:
             print(f"  {path.name}: {normalize(ref)!r} -> {normalize(pred)!r}")
             shown += 1
     return 0
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f} %"
+
+
+def run_pages(args) -> int:
+    from app.core.evaluation import evaluate_pages, read_truth_folder
+    from app.core.pipeline import Pipeline, PipelineSettings
+    from app.detect import load_detector
+    from app.ocr.text import normalize
+
+    if (args.imgsz is not None and args.imgsz < 32) or not 0.0 <= args.conf <= 1.0 or not 0.0 < args.iou <= 1.0:
+        raise UserError("--imgsz must be at least 32, --conf between 0 and 1, --iou above 0 and at most 1")
+    folder = Path(args.data)
+    truth = read_truth_folder(folder)  # before loading models: a wrong folder fails fast
+    detector = load_detector(args.detector, device=args.device)
+    recognizer = load_recognizer_for(args)
+    settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
+                                batch_size=args.batch_size or recognizer.default_batch_size(),
+                                imgsz=args.imgsz, conf=args.conf)
+    bar = ProgressLine("evaluating")
+    result = evaluate_pages(Pipeline(detector, recognizer, settings), folder, truth, args.iou,
+                            progress=lambda p: bar(p.pages_done, p.pages_total))
+    f = result.figures()
+    if args.json:
+        json.dump({"model": recognizer.name, "detector": detector.name, "patches": args.patches,
+                   "imgsz": args.imgsz or detector.imgsz, "conf": args.conf, "iou": args.iou, **f},
+                  sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        kinds = ", ".join(f"{k} {_percent(v)}" for k, v in f["recall_by_kind"].items())
+        print(f"model {recognizer.name}  detector {detector.name} at {args.imgsz or detector.imgsz} px  "
+              f"patches {args.patches}  pages {f['pages']}")
+        print(f"blocks: {f['truth_blocks']} in the truth, {f['found_blocks']} found, {f['matched_blocks']} matched "
+              f"at IoU >= {args.iou:g}")
+        print(f"recall {_percent(f['recall'])} ({kinds})  precision {_percent(f['precision'])}")
+        print(f"CER {_percent(f['cer'])} on matched blocks (exact match {_percent(f['exact_match'])}); "
+              f"end-to-end CER {_percent(f['end_to_end_cer'])} counting missed blocks as unread")
+        for name, error in result.errors:
+            print(f"  page {name}: {error}")
+        shown = 0
+        for pred, ref in result.matched_texts:
+            if shown >= args.errors:
+                break
+            if normalize(pred) != normalize(ref):
+                print(f"  {normalize(ref)!r} -> {normalize(pred)!r}")
+                shown += 1
+    return 1 if result.errors else 0

@@ -40,7 +40,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--detector", default=DEFAULT_DETECTOR,
                    help=f"detector name from the model store or a YOLO .pt file (default: {DEFAULT_DETECTOR})")
     add_model_options(p)  # --model --patches --max-new-tokens --device --batch-size
-    p.add_argument("--imgsz", type=int, default=1024, help="detector input size in pixels (default 1024)")
+    p.add_argument("--imgsz", type=int, default=None,
+                   help="detector input size in pixels (default: the size the detector was trained at)")
     p.add_argument("--conf", type=float, default=0.25, help="detector minimum score (default 0.25)")
     p.add_argument("--translations", action="store_true", help="TXT: the variant with translations")
     p.set_defaults(run=run)
@@ -133,7 +134,7 @@ def run(args) -> int:
     from app.detect import load_detector
 
     check_model_options(args)
-    if args.imgsz < 32 or not 0.0 <= args.conf <= 1.0:
+    if (args.imgsz is not None and args.imgsz < 32) or not 0.0 <= args.conf <= 1.0:
         raise UserError(f"--imgsz must be at least 32 (got {args.imgsz}) and --conf between 0 and 1 (got {args.conf})")
     for s in args.sources:
         if not os.path.exists(s):

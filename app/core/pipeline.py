@@ -29,14 +29,15 @@ PAGE_ERRORS = (UserError, OSError, ValueError, RuntimeError)
 class PipelineSettings:
     """patches: recognizer patch budget (256 / 384 / 512); max_new_tokens: decode limit per crop;
     order: "rtl" | "ltr"; batch_size: crops per recognizer batch; imgsz / conf / iou: detector
-    input size (pixels, long side), minimum score, NMS IoU; chunk_pages: pages per detect+read
+    input size (pixels, long side; None = the size the detector was trained at), minimum score,
+    NMS IoU; chunk_pages: pages per detect+read
     round; detect_batch: pages per detector call."""
 
     patches: int = 384
     max_new_tokens: int = 128
     order: str = "rtl"
     batch_size: int = 16
-    imgsz: int = 1024
+    imgsz: int | None = None
     conf: float = 0.25
     iou: float = 0.5
     chunk_pages: int = 4

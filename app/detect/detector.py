@@ -21,6 +21,20 @@ from app.errors import ModelError
 
 log = logging.getLogger(__name__)
 
+DEFAULT_IMGSZ = 1024  # input size for a detector that does not record the size it was trained at
+
+
+def trained_imgsz(model) -> int:
+    """The input size (long side, pixels) a YOLO model was trained at, from the `imgsz` its
+    checkpoint records (`train_args`); DEFAULT_IMGSZ when it records none (a model built from a
+    yaml). A detector reads best at the size it learned: the demo detector at 512, the default
+    bubble detector at 1024, the manga text detector at 640 (model spec section 9)."""
+    value = (getattr(model, "overrides", None) or {}).get("imgsz")
+    if isinstance(value, (list, tuple)) and value:
+        value = max(value)
+    return int(value) if isinstance(value, (int, float)) and value >= 32 else DEFAULT_IMGSZ
+
+
 def import_ultralytics():
     """Import ultralytics with downloads, auto-install, telemetry and chatter switched off, and
     undo what its import does to the rest of the process.
@@ -102,7 +116,8 @@ class Detector:
     """A loaded YOLO model (detection or segmentation) and its class -> kind mapping.
 
     name: the file stem (e.g. "comic-speech-bubble-detector"); path: the loaded file;
-    device: "cpu" | "cuda" | "mps"; names: {class id: class name}; class_map: {class id: kind}.
+    device: "cpu" | "cuda" | "mps"; names: {class id: class name}; class_map: {class id: kind};
+    imgsz: the input size it was trained at, used when `detect` is given none.
     """
 
     def __init__(self, model, path: Path, device: str, class_map: Mapping | None = None):
@@ -113,21 +128,24 @@ class Detector:
         self.task = getattr(model, "task", "detect")
         self.names = {int(k): str(v) for k, v in model.names.items()}
         self.class_map = build_class_map(self.names, class_map)
+        self.imgsz = trained_imgsz(model)
 
     def __repr__(self) -> str:
-        return f"Detector({self.name!r}, task={self.task!r}, device={self.device!r}, classes={self.class_map})"
+        return (f"Detector({self.name!r}, task={self.task!r}, device={self.device!r}, imgsz={self.imgsz}, "
+                f"classes={self.class_map})")
 
-    def detect(self, images: Sequence, imgsz: int = 1024, conf: float = 0.25, iou: float = 0.5,
+    def detect(self, images: Sequence, imgsz: int | None = None, conf: float = 0.25, iou: float = 0.5,
                batch: int = 4) -> list[list[Detection]]:
         """Detections for each image (PIL images, or uint8 arrays HxW / HxWx3 RGB / HxWx4 RGBA),
         best score first.
 
         imgsz: the long side the model sees (ultralytics letterboxes, boxes come back in the
-        input image's pixels); conf: minimum score; iou: NMS threshold; batch: images per call.
+        input image's pixels; None: `self.imgsz`, the size it was trained at); conf: minimum score; iou: NMS threshold; batch: images per call.
         """
         import numpy as np
         import torch
 
+        imgsz = imgsz or self.imgsz
         # ultralytics letterboxes a batch of mixed sizes differently from a lone image, so only
         # pages of one size share a call: a page's boxes never depend on its neighbours.
         by_size: dict[tuple[int, int], list[int]] = {}

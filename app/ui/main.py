@@ -74,6 +74,10 @@ def apply_theme(app, force: str | None = None) -> None:
     hints.colorSchemeChanged.connect(update)
 
 
+DEMO_PATCHES = 256  # the demo recognizer was trained at 128-384 patches and reads best at 256
+DEMO_SETTINGS_FILE = "demo-settings.json"  # beside settings.json
+
+
 def demo_paths() -> tuple[Path | None, Path | None, Path | None]:
     """(samples folder, demo OCR model folder, demo detector .pt), each None when absent."""
     samples = RESOURCES / "samples"
@@ -81,6 +85,35 @@ def demo_paths() -> tuple[Path | None, Path | None, Path | None]:
     model = next((p.parent for p in sorted(demo.glob("**/config.json"))), None) if demo.is_dir() else None
     detector = next(iter(sorted(demo.glob("**/*.pt"))), None) if demo.is_dir() else None
     return (samples if samples.is_dir() else None), model, detector
+
+
+def startup_settings(args):
+    """(settings, settings file or None for the user's settings.json, path to open) for `args`.
+
+    `--demo` opens resources/samples with the demo models and keeps its own settings file
+    (DEMO_SETTINGS_FILE), so the demo's models and budget never replace the user's own choices;
+    the demo recognizer reads best at DEMO_PATCHES. --model / --detector win over both.
+    FileNotFoundError when the demo's files are not in this installation.
+    """
+    from app.core.settings import config_dir, load_settings
+
+    settings = load_settings()
+    settings_file = None
+    path = getattr(args, "path", None)
+    if getattr(args, "demo", False):
+        samples, model, detector = demo_paths()
+        if samples is None or model is None or detector is None:
+            raise FileNotFoundError("the demo needs resources/samples and the demo models in resources/demo; "
+                                    "they are not in this installation.")
+        path = path or str(samples)
+        settings_file = config_dir() / DEMO_SETTINGS_FILE
+        settings = load_settings(settings_file) if settings_file.is_file() else replace(settings, patches=DEMO_PATCHES)
+        settings = replace(settings, model=str(model), detector=str(detector))
+    if getattr(args, "model", None):
+        settings = replace(settings, model=args.model)
+    if getattr(args, "detector", None):
+        settings = replace(settings, detector=args.detector)
+    return settings, settings_file, path
 
 
 def _write_smoke_page(folder: Path) -> Path:
@@ -113,28 +146,18 @@ def run_gui(args) -> int:
     apply_theme(app)
     pick_cjk_font()
 
-    from app.core.settings import load_settings
     from app.ui import session
     from app.ui.main_window import MainWindow
     from app.ui.settings import restore_geometry
 
-    settings = load_settings()
-    path = getattr(args, "path", None)
+    try:
+        settings, settings_file, path = startup_settings(args)
+    except FileNotFoundError as exc:
+        print(f"hayai-desktop: {exc}", file=sys.stderr)
+        return 2
     demo = bool(getattr(args, "demo", False))
-    if demo:
-        samples, model, detector = demo_paths()
-        if samples is None or model is None or detector is None:
-            print("hayai-desktop: the demo needs resources/samples and the demo models in resources/demo; "
-                  "they are not in this installation.", file=sys.stderr)
-            return 2
-        path = path or str(samples)
-        settings = replace(settings, model=str(model), detector=str(detector))
-    if getattr(args, "model", None):
-        settings = replace(settings, model=args.model)
-    if getattr(args, "detector", None):
-        settings = replace(settings, detector=args.detector)
 
-    window = MainWindow(settings)
+    window = MainWindow(settings, settings_path=settings_file)
     window.demo = demo
     window.update_model_banner()
     if not smoke:

@@ -1,9 +1,13 @@
-"""GUI test fixtures: offscreen Qt, isolated config/data dirs, tiny real models, generated pages,
-and a guard that fails any test leaving a thread running."""
+"""GUI test fixtures: offscreen Qt, isolated config/data dirs, the demo models (resources/demo)
+reading synthetic manga pages with known text (tools.synth), tiny random models for the
+smoke test, and a guard that fails any test leaving a thread running."""
 from __future__ import annotations
 
+import functools
+import json
 import os
 import threading
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -11,10 +15,6 @@ os.environ.setdefault("YOLO_AUTOINSTALL", "false")
 os.environ.setdefault("YOLO_VERBOSE", "false")
 
 import pytest  # noqa: E402
-
-# The pipeline on random weights: a very low detector confidence and a small input size make
-# the tiny YOLO produce boxes quickly; short decodes keep the tiny recognizer fast.
-TINY_PIPELINE = {"conf": 0.001, "imgsz": 320, "max_new_tokens": 8}
 
 
 @pytest.fixture(autouse=True)
@@ -59,21 +59,43 @@ def tiny_yolo(tmp_path_factory):
                                {0: "bubble", 1: "text"})
 
 
-def write_pages(folder, n: int = 3, size=(480, 640)):
-    """`n` generated manga-like pages (bubbles with strokes) as page-001.png, ..."""
-    from PIL import Image, ImageDraw
+PAGE_SEED = 4242  # synthetic pages of the GUI tests: a seed no demo model was trained or tuned on
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
+DEMO_OCR, DEMO_DETECTOR = DEMO / "ocr", DEMO / "detector.pt"
+DEMO_PATCHES = 256
 
+
+@functools.lru_cache(maxsize=64)
+def _synth_page(index: int) -> tuple[bytes, dict]:
+    import io
+
+    from tools.synth import generate_page
+
+    image, truth = generate_page(PAGE_SEED, index)
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", compress_level=1)
+    return buf.getvalue(), truth
+
+
+def write_pages(folder, n: int = 3):
+    """`n` synthetic manga pages (tools.synth, seed PAGE_SEED) as page-001.png, ..., each with its
+    truth (boxes, kinds and texts of the blocks) beside it as page-001.json."""
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(n):
-        image = Image.new("RGB", size, "white")
-        d = ImageDraw.Draw(image)
-        for k in range(4):
-            x, y = 30 + (k % 2) * 220, 40 + (k // 2) * 300 + 10 * i
-            d.ellipse((x, y, x + 180, y + 220), outline="black", width=4)
-            for j in range(4):
-                d.line((x + 60 + 18 * j, y + 40, x + 60 + 18 * j, y + 170), fill="black", width=5)
-        image.save(folder / f"page-{i + 1:03d}.png")
+        png, truth = _synth_page(i)
+        name = f"page-{i + 1:03d}"
+        (folder / f"{name}.png").write_bytes(png)
+        (folder / f"{name}.json").write_text(json.dumps({**truth, "image": f"{name}.png"}, ensure_ascii=False),
+                                             encoding="utf-8")
     return folder
+
+
+def truth_of(folder, name: str):
+    """The truth (app.core.evaluation.TruthPage) of page `name` written by write_pages."""
+    from app.core.evaluation import read_truth_folder
+
+    (page,) = [p for p in read_truth_folder(folder) if p.name == name]
+    return page
 
 
 @pytest.fixture
@@ -82,17 +104,19 @@ def pages(tmp_path):
 
 
 @pytest.fixture
-def make_window(qtbot, tiny_ocr, tiny_yolo):
-    """Build MainWindows wired to the tiny models; each is closed (threads stopped) at teardown."""
+def make_window(qtbot):
+    """Build MainWindows wired to the demo models (resources/demo: they read the synthetic pages'
+    text); each is closed (threads stopped) at teardown."""
     from app.core.settings import AppSettings
     from app.ui.main_window import MainWindow
 
     made = []
 
     def make(**settings):
-        values = {"model": str(tiny_ocr), "detector": str(tiny_yolo), "device": "cpu", **settings}
+        values = {"model": str(DEMO_OCR), "detector": str(DEMO_DETECTOR), "device": "cpu",
+                  "patches": DEMO_PATCHES, **settings}
         window = MainWindow(AppSettings(**values))
-        window.pipeline_overrides.update(TINY_PIPELINE)
+        window.pipeline_overrides.update(max_new_tokens=48)
         window.configure_worker()
         window.questions.answers.update(restore_autosave=True, unsaved_changes="discard")
         qtbot.addWidget(window)

@@ -1,10 +1,20 @@
-"""Runs of the real pipeline (tiny random models) from the window: blocks on canvas and panel,
-drawing a box with real mouse events, cancel, stale results."""
+"""Runs of the real pipeline (the demo models on synthetic pages with known text) from the
+window: the blocks and their text on canvas and panel, drawing a box with real mouse events,
+cancel, stale results."""
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
+from app.core.evaluation import PagesEvaluation
+from app.ocr.text import score
 from app.ui import session
 from app.ui.canvas import Mode
+from tests.ui.conftest import truth_of
+
+# What the demo models do on the first GUI test page (seed 4242, page 0) when committed, with
+# a margin: see tests/test_end_to_end.py for the figures on a larger set of fresh pages.
+PAGE_MIN_RECALL = 0.8
+PAGE_MAX_CER = 0.6
+DRAWN_MAX_CER = 0.6
 
 
 def run_and_wait(w, qtbot, names, timeout=120000):
@@ -21,6 +31,12 @@ def test_run_page_shows_blocks_on_canvas_and_panel(make_window, pages, qtbot):
     page = w.doc.page("page-001.png")
     assert page.processed and page.error is None
     assert len(page.blocks) > 0
+    # the blocks are where the page's text is, and read what it says
+    evaluation = PagesEvaluation()
+    evaluation.add(truth_of(pages, "page-001.png"), page)
+    figures = evaluation.figures()
+    assert figures["recall"] >= PAGE_MIN_RECALL, figures
+    assert figures["cer"] <= PAGE_MAX_CER, (figures, [b.ocr_text for b in page.blocks])
     assert sorted(w.view._items) == sorted(b.id for b in page.blocks)
     assert w.panel.list.count() == len(page.blocks)
     assert all(b.model and b.patches == w.settings.patches for b in page.blocks)
@@ -45,11 +61,15 @@ def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     w = make_window()
     session.open_path(w, pages)
     qtbot.waitUntil(w.view.has_image, timeout=10000)
+    # the user draws a box around a bubble's text (of median length on the page)
+    bubbles = sorted((b for b in truth_of(pages, w.current).blocks if b.kind == "bubble"), key=lambda b: len(b.text))
+    target = bubbles[len(bubbles) // 2]
+    x0, y0, x1, y1 = target.box
     w.act.draw.setChecked(True)
     assert w.view.mode is Mode.DRAW
     vp = w.view.viewport()
-    start = w.view.mapFromScene(40, 50)
-    end = w.view.mapFromScene(200, 260)
+    start = w.view.mapFromScene(x0 - 4, y0 - 4)
+    end = w.view.mapFromScene(x1 + 4, y1 + 4)
     from_worker = []  # what the worker read (collected in its thread)
     w.host.worker.region_read.connect(lambda _r, _p, block: from_worker.append(block),
                                       Qt.ConnectionType.DirectConnection)
@@ -62,10 +82,16 @@ def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     (block,) = w.doc.page(w.current).blocks
     assert block.kind == "manual"
     assert block.ocr_text == block_from_worker.ocr_text  # the recognizer's text for that crop
-    x0, y0, x1, y1 = block.box
-    assert abs(x0 - 40) < 4 and abs(y0 - 50) < 4 and abs(x1 - 200) < 4 and abs(y1 - 260) < 4
+    assert score([block.ocr_text], [target.text]).cer <= DRAWN_MAX_CER, (block.ocr_text, target.text)
+    bx0, by0, bx1, by1 = block.box
+    scale = 1 / w.view.transform().m11()  # scene pixels per screen pixel
+    tol = 2 + 2 * scale
+    assert abs(bx0 - (x0 - 4)) < tol and abs(by0 - (y0 - 4)) < tol
+    assert abs(bx1 - (x1 + 4)) < tol and abs(by1 - (y1 + 4)) < tol
     assert w.view.selected_ids() == [block.id]
     assert w.panel.current_id == block.id
+    # the panel shows the text that was read
+    assert block.ocr_text in w.panel.list.item(0).text()
 
 
 def test_cancel_a_long_run(make_window, tmp_path, qtbot):

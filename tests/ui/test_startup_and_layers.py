@@ -50,3 +50,49 @@ def test_cli_smoke_test_runs_the_pipeline(tiny_ocr, tiny_yolo, tmp_path):
                          env=env)
     assert bad.returncode == 1
     assert "missing" in bad.stderr
+
+
+def test_demo_smoke_test_reads_the_samples_and_keeps_user_settings(tmp_path):
+    """`--demo` opens resources/samples with the demo models at the demo budget; the user's own
+    settings file is neither read for the models nor overwritten."""
+    import json
+
+    config = tmp_path / "config"
+    config.mkdir()
+    user = {"model": "hayai-ocr-v2.5-nova", "detector": "comic-speech-bubble-detector", "patches": 512}
+    (config / "settings.json").write_text(json.dumps(user), encoding="utf-8")
+    env = {"QT_QPA_PLATFORM": "offscreen", "HAYAI_DATA_DIR": str(tmp_path / "data"), "PATH": "/usr/bin:/bin",
+           "HOME": str(tmp_path), "HAYAI_DESKTOP_CONFIG_DIR": str(config)}
+    out = subprocess.run([sys.executable, "-m", "app", "--demo", "--smoke-test"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "smoke test: done; page page_0000.png:" in out.stderr
+    blocks = int(out.stderr.split("page_0000.png: ")[1].split(" block")[0])
+    truth = json.loads((ROOT / "resources" / "samples" / "page_0000.json").read_text(encoding="utf-8"))
+    assert abs(blocks - len(truth["blocks"])) <= 2
+    assert json.loads((config / "settings.json").read_text(encoding="utf-8")) == user
+
+
+def test_demo_settings_are_its_own(make_window, tmp_path, monkeypatch):
+    from argparse import Namespace
+
+    from app.core.settings import AppSettings, load_settings, save_settings
+    from app.ui.main import DEMO_PATCHES, DEMO_SETTINGS_FILE, demo_paths, startup_settings
+
+    config = tmp_path / "config"
+    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(config))
+    user = AppSettings(patches=512, order="ltr")
+    save_settings(user)
+    settings, file, path = startup_settings(Namespace(demo=True, path=None, model=None, detector=None))
+    samples, model, detector = demo_paths()
+    assert (settings.model, settings.detector, settings.patches) == (str(model), str(detector), DEMO_PATCHES)
+    assert settings.order == "ltr" and path == str(samples)
+    assert file == config / DEMO_SETTINGS_FILE
+    w = make_window()
+    w.settings_path = file
+    w.update_settings(patches=384)  # a change made in the demo is kept for the demo only
+    assert load_settings() == user
+    again, _, _ = startup_settings(Namespace(demo=True, path=None, model=None, detector=None))
+    assert again.patches == 384 and again.model == str(model)
+    plain, plain_file, _ = startup_settings(Namespace(demo=False, path=None, model=None, detector=None))
+    assert plain == user and plain_file is None

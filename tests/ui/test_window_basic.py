@@ -1,3 +1,5 @@
+import json
+
 from app.ui import session
 
 
@@ -7,7 +9,7 @@ def test_open_folder_lists_pages_and_shows_first(make_window, pages, qtbot):
     assert w.page_list.count() == 3
     assert w.current == "page-001.png"
     qtbot.waitUntil(lambda: w.view.has_image(), timeout=10000)
-    assert w.view.sceneRect().width() == 480
+    assert w.view.sceneRect().width() == json.loads((pages / "page-001.json").read_text("utf-8"))["width"]
     qtbot.waitUntil(w.page_list.thumbnails_done, timeout=10000)
 
 
