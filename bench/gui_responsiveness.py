@@ -48,8 +48,8 @@ def main() -> int:
     model, detector = args.model, args.detector
     overrides = {"max_new_tokens": args.tokens}
     demo = ROOT / "resources" / "demo"
-    model = model or str(demo / "ocr")
-    detector = detector or str(demo / "detector.pt")
+    model = model or str(demo / "hayai-demo-ocr")
+    detector = detector or str(demo / "hayai-demo-detector.pt")
     if args.threads:
         import torch
 

@@ -2,8 +2,8 @@
 
     python tools/ui_screenshots.py [OUT_DIR]
 
-Uses tiny random models (their text is noise), then types Japanese text into a few blocks so
-the overlays show real glyphs, vertical and horizontal.
+The page states use the demo models (resources/demo) on the sample pages (resources/samples,
+or $HAYAI_SHOT_SAMPLES): what `hayai-desktop --demo` shows, real detections and real reads.
 """
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ os.environ["HAYAI_DATA_DIR"] = str(TMP / "data")
 os.environ["HAYAI_MODELS_DIR"] = str(TMP / "models")
 
 SAMPLES = Path(os.environ.get("HAYAI_SHOT_SAMPLES", ROOT / "resources" / "samples"))
-SAMPLE_TEXT = ["なんだって！？", "ここは危ない\nはやく逃げよう", "わかった…", "Hayai OCR", "ありがとう。"]
 
 
 def wait(app, cond, timeout_s=120.0):
@@ -37,11 +36,9 @@ def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
     from app.core.settings import AppSettings
-    from app.ocr.testing import write_tiny_checkpoint
     from app.ui import main as ui_main
     from app.ui import session
     from app.ui.main_window import MainWindow
-    from tests.ui.conftest import TINY_PIPELINE, write_pages
 
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
@@ -56,15 +53,12 @@ def main(out: Path) -> None:
     w.grab().save(str(out / "01-empty-no-model.png"))
     w.close()
 
-    from app.detect.testing import write_tiny_detector
-
-    ocr = write_tiny_checkpoint(TMP / "tiny-ocr", "nova", seed=1)
-    det = write_tiny_detector(TMP / "tiny.pt")
-    samples = SAMPLES if SAMPLES and SAMPLES.is_dir() else None
-    pages = samples or write_pages(TMP / "vol1", 4, size=(900, 1280))
-    w = MainWindow(AppSettings(model=str(ocr), detector=str(det), device="cpu"))
-    w.pipeline_overrides.update(TINY_PIPELINE)
-    w.configure_worker()
+    # 2. the demo: sample pages read by the demo models (what `hayai-desktop --demo` shows)
+    samples, model, detector = ui_main.demo_paths()
+    pages = SAMPLES if SAMPLES.is_dir() else samples
+    w = MainWindow(AppSettings(model=str(model), detector=str(detector), device="cpu", patches=ui_main.DEMO_PATCHES))
+    w.demo = True
+    w.update_model_banner()
     w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
     w.resize(1400, 900)
     w.show()
@@ -74,30 +68,6 @@ def main(out: Path) -> None:
     w.run_finished.connect(done.append)
     w.run_pages([w.current])
     wait(app, lambda: bool(done))
-    # random detector weights give arbitrary boxes: place blocks where a real detector would
-    # (the sample pages' ground truth when there is one)
-    from dataclasses import replace as dc_replace
-
-    page = w.doc.page(w.current)
-    truth = (pages / Path(w.current).with_suffix(".json").name) if samples else None
-    model_block = page.blocks[0] if page.blocks else None
-    spots = [(700, 60, 880, 400, True), (320, 80, 440, 420, True), (60, 480, 300, 700, False),
-             (560, 520, 820, 760, False), (100, 900, 420, 1020, False)]
-    placed = []
-    for i, ((x0, y0, x1, y1, vertical), text) in enumerate(zip(spots, SAMPLE_TEXT)):
-        base = model_block or page.blocks[0]
-        placed.append(dc_replace(base, id=f"b{i}", box=(x0, y0, x1, y1), vertical=vertical, polygon=None,
-                                 kind="bubble" if i < 4 else "text", text=text))
-    if truth is not None and truth.exists():
-        import json
-
-        from app.core.document import Block
-
-        placed = [Block(id=b["id"], order=b["order"], kind=b["kind"] if b["kind"] in ("bubble", "text") else "other",
-                        box=tuple(float(v) for v in b["box"]), vertical=b["vertical"], ocr_text=b["text"],
-                        model="demo", patches=384)
-                  for b in json.loads(truth.read_text(encoding="utf-8"))["blocks"]]
-    w.edit(lambda p: p.with_blocks(placed), "place blocks")
     blocks = w.doc.page(w.current).blocks
     if blocks:
         w.view.select_block(blocks[0].id)

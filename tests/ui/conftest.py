@@ -61,7 +61,7 @@ def tiny_yolo(tmp_path_factory):
 
 PAGE_SEED = 4242  # synthetic pages of the GUI tests: a seed no demo model was trained or tuned on
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
-DEMO_OCR, DEMO_DETECTOR = DEMO / "ocr", DEMO / "detector.pt"
+DEMO_OCR, DEMO_DETECTOR = DEMO / "hayai-demo-ocr", DEMO / "hayai-demo-detector.pt"
 DEMO_PATCHES = 256
 
 
