@@ -27,10 +27,11 @@ DEMO = ROOT / "resources" / "demo" / "hayai-demo-ocr"
 TEST_SEED = 7331  # never used for training (train 1001-1010, validation 2001)
 TEST_COUNT = 60
 PATCHES = 256
-# Measured on these 60 crops when the model was committed: CER 0.518, exact match 0.333 (validation
-# seed 2001, 300 crops: CER 0.449 at 256 patches; resources/demo/hayai-demo-ocr-train.json). The demo model is
-# undertrained (about 45 min on a shared 2-core CPU): it reads short kana lines, not long blocks.
-MAX_CER = 0.60
+# Measured on these 60 crops when the model was committed: CER 0.188, exact match 0.60 (validation
+# seed 2001, 300 crops: CER 0.140 at 256 patches; resources/demo/hayai-demo-ocr-train.json). The
+# demo model is small and trained for about three hours on a 2-core CPU: it reads kana lines
+# well, similar kanji and dakuten less so.
+MAX_CER = 0.22
 
 
 def _crops() -> list[Image.Image]:
@@ -119,7 +120,7 @@ def test_demo_recognizer_reads_fresh_synthetic_crops(fresh_crops):
     results = recognizer.recognize(images, max_num_patches=PATCHES, max_new_tokens=40)
     s = score([r.text for r in results], texts)
     assert s.cer <= MAX_CER, f"CER {s.cer:.3f} > {MAX_CER} on {s.count} fresh crops"
-    assert s.exact_match >= 0.2
+    assert s.exact_match >= 0.5
 
 
 def test_eval_command_reports_the_demo_figures(fresh_crops, capsys):

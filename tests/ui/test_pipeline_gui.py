@@ -12,9 +12,8 @@ from tests.ui.conftest import truth_of
 
 # What the demo models do on the first GUI test page (seed 4242, page 0) when committed, with
 # a margin: see tests/test_end_to_end.py for the figures on a larger set of fresh pages.
-PAGE_MIN_RECALL = 0.8
-PAGE_MAX_CER = 0.6
-DRAWN_MAX_CER = 0.6
+PAGE_MIN_RECALL = 0.8  # measured 0.83 (12 blocks: every bubble, one of two free texts)
+PAGE_MAX_CER = 0.25  # measured 0.17 on the matched blocks
 
 
 def run_and_wait(w, qtbot, names, timeout=120000):
@@ -82,7 +81,8 @@ def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     (block,) = w.doc.page(w.current).blocks
     assert block.kind == "manual"
     assert block.ocr_text == block_from_worker.ocr_text  # the recognizer's text for that crop
-    assert score([block.ocr_text], [target.text]).cer <= DRAWN_MAX_CER, (block.ocr_text, target.text)
+    # it reads "べノゼヅ忘、せりソ" exactly when committed: at most one character may differ
+    assert score([block.ocr_text], [target.text]).edits <= 1, (block.ocr_text, target.text)
     bx0, by0, bx1, by1 = block.box
     scale = 1 / w.view.transform().m11()  # scene pixels per screen pixel
     tol = 2 + 2 * scale
