@@ -15,6 +15,39 @@ def add_model_options(parser) -> None:
     parser.add_argument("--batch-size", type=int, default=None, help="crops decoded together")
 
 
+DEFAULT_DETECTOR = "comic-speech-bubble-detector"
+
+
+def add_detector_options(parser) -> None:
+    """--detector --imgsz --conf --order: the page pipeline's detection options (ocr, eval)."""
+    parser.add_argument("--detector", default=DEFAULT_DETECTOR,
+                        help=f"detector name from the model store or a YOLO .pt file (default: {DEFAULT_DETECTOR})")
+    parser.add_argument("--imgsz", type=int, default=None,
+                        help="detector input size in pixels (default: the size the detector was trained at)")
+    parser.add_argument("--conf", type=float, default=0.25, help="detector minimum score (default 0.25)")
+    parser.add_argument("--order", choices=("rtl", "ltr"), default="rtl",
+                        help="reading order: rtl for manga (default), ltr for comics and webtoons")
+
+
+def check_detector_options(args) -> None:
+    if (args.imgsz is not None and args.imgsz < 32) or not 0.0 <= args.conf <= 1.0:
+        raise UserError(f"--imgsz must be at least 32 (got {args.imgsz}) and --conf between 0 and 1 (got {args.conf})")
+
+
+def load_pipeline_for(args):
+    """Load the detector and the recognizer of `args` -> app.core.pipeline.Pipeline."""
+    from app.core.pipeline import Pipeline, PipelineSettings
+    from app.detect import load_detector
+
+    check_detector_options(args)
+    detector = load_detector(args.detector, device=args.device)
+    recognizer = load_recognizer_for(args)
+    settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
+                                batch_size=args.batch_size or recognizer.default_batch_size(),
+                                imgsz=args.imgsz, conf=args.conf)
+    return Pipeline(detector, recognizer, settings)
+
+
 def check_model_options(args) -> None:
     if args.patches < 1:
         raise UserError(f"--patches must be a positive number of patches, got {args.patches}")

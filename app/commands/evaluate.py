@@ -18,8 +18,15 @@ import json
 import sys
 from pathlib import Path
 
-from app.commands.common import ProgressLine, add_model_options, check_model_options, load_recognizer_for
-from app.commands.ocr import DEFAULT_DETECTOR
+from app.commands.common import (
+    ProgressLine,
+    add_detector_options,
+    add_model_options,
+    check_detector_options,
+    check_model_options,
+    load_pipeline_for,
+    load_recognizer_for,
+)
 from app.errors import UserError
 
 
@@ -30,12 +37,7 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--errors", type=int, default=0, metavar="N", help="also list the first N mismatches")
     pages = p.add_argument_group("pages (DATA is a folder)")
-    pages.add_argument("--detector", default=DEFAULT_DETECTOR,
-                       help=f"detector name or YOLO .pt file (default: {DEFAULT_DETECTOR})")
-    pages.add_argument("--imgsz", type=int, default=None,
-                       help="detector input size in pixels (default: the size the detector was trained at)")
-    pages.add_argument("--conf", type=float, default=0.25, help="detector minimum score (default 0.25)")
-    pages.add_argument("--order", choices=("rtl", "ltr"), default="rtl", help="reading order (default rtl)")
+    add_detector_options(pages)  # --detector --imgsz --conf --order
     pages.add_argument("--iou", type=float, default=0.5, help="IoU a found block needs to match a truth block")
     p.add_argument("data", metavar="DATA", help="a JSONL of crops and texts, or a folder of pages with truth files")
     p.set_defaults(run=run)
@@ -101,22 +103,17 @@ def _percent(value: float) -> str:
 
 def run_pages(args) -> int:
     from app.core.evaluation import evaluate_pages, read_truth_folder
-    from app.core.pipeline import Pipeline, PipelineSettings
-    from app.detect import load_detector
     from app.ocr.text import normalize
 
-    if (args.imgsz is not None and args.imgsz < 32) or not 0.0 <= args.conf <= 1.0 or not 0.0 < args.iou <= 1.0:
-        raise UserError("--imgsz must be at least 32, --conf between 0 and 1, --iou above 0 and at most 1")
+    check_detector_options(args)
+    if not 0.0 < args.iou <= 1.0:
+        raise UserError(f"--iou must be above 0 and at most 1, got {args.iou}")
     folder = Path(args.data)
     truth = read_truth_folder(folder)  # before loading models: a wrong folder fails fast
-    detector = load_detector(args.detector, device=args.device)
-    recognizer = load_recognizer_for(args)
-    settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
-                                batch_size=args.batch_size or recognizer.default_batch_size(),
-                                imgsz=args.imgsz, conf=args.conf)
+    pipeline = load_pipeline_for(args)
+    detector, recognizer = pipeline.detector, pipeline.recognizer
     bar = ProgressLine("evaluating")
-    result = evaluate_pages(Pipeline(detector, recognizer, settings), folder, truth, args.iou,
-                            progress=lambda p: bar(p.pages_done, p.pages_total))
+    result = evaluate_pages(pipeline, folder, truth, args.iou, progress=lambda p: bar(p.pages_done, p.pages_total))
     f = result.figures()
     if args.json:
         json.dump({"model": recognizer.name, "detector": detector.name, "patches": args.patches,

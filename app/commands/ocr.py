@@ -23,10 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.commands.common import add_model_options, check_model_options, load_recognizer_for
+from app.commands.common import (
+    add_detector_options,
+    add_model_options,
+    check_detector_options,
+    check_model_options,
+    load_pipeline_for,
+)
 from app.errors import UserError
-
-DEFAULT_DETECTOR = "comic-speech-bubble-detector"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -35,14 +39,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="a folder of pages, a CBZ/ZIP archive or an image")
     p.add_argument("--out", help="output file (one source) or directory (several); default: stdout")
     p.add_argument("--format", choices=("json", "txt"), help="output format (default: from --out's suffix, else json)")
-    p.add_argument("--order", choices=("rtl", "ltr"), default="rtl",
-                   help="reading order: rtl for manga (default), ltr for comics and webtoons")
-    p.add_argument("--detector", default=DEFAULT_DETECTOR,
-                   help=f"detector name from the model store or a YOLO .pt file (default: {DEFAULT_DETECTOR})")
+    add_detector_options(p)  # --detector --imgsz --conf --order
     add_model_options(p)  # --model --patches --max-new-tokens --device --batch-size
-    p.add_argument("--imgsz", type=int, default=None,
-                   help="detector input size in pixels (default: the size the detector was trained at)")
-    p.add_argument("--conf", type=float, default=0.25, help="detector minimum score (default 0.25)")
     p.add_argument("--translations", action="store_true", help="TXT: the variant with translations")
     p.set_defaults(run=run)
     return p
@@ -129,23 +127,15 @@ def _write(project, fmt: str, out: Path | None, translations: bool, header: str 
 
 def run(args) -> int:
     from app.core.document import Project
-    from app.core.pipeline import Pipeline, PipelineSettings
     from app.core.sources import open_source
-    from app.detect import load_detector
 
     check_model_options(args)
-    if (args.imgsz is not None and args.imgsz < 32) or not 0.0 <= args.conf <= 1.0:
-        raise UserError(f"--imgsz must be at least 32 (got {args.imgsz}) and --conf between 0 and 1 (got {args.conf})")
+    check_detector_options(args)
     for s in args.sources:
         if not os.path.exists(s):
             raise UserError(f"{s}: no such folder, archive or image")
     fmt, outputs = _plan_outputs(args)
-    detector = load_detector(args.detector, device=args.device)
-    recognizer = load_recognizer_for(args)
-    settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
-                                batch_size=args.batch_size or recognizer.default_batch_size(),
-                                imgsz=args.imgsz, conf=args.conf)
-    pipeline = Pipeline(detector, recognizer, settings)
+    pipeline = load_pipeline_for(args)
     failed = 0
     for src, out in zip(args.sources, outputs, strict=True):
         source = open_source(src)
