@@ -159,3 +159,22 @@ def test_manifest_detector_through_the_model_store(tiny_yolo_path, tmp_path, mon
     stored.write_bytes(stored.read_bytes() + b"tampered")  # a changed pickle is never loaded
     with pytest.raises(ModelError, match="sha256"):
         load_detector("comic-speech-bubble-detector", device="cpu")
+
+
+def test_detector_runs_at_the_size_it_was_trained_at(tiny_detector, make_page):
+    from types import SimpleNamespace
+
+    from app.detect.detector import DEFAULT_IMGSZ, trained_imgsz
+
+    assert trained_imgsz(SimpleNamespace(overrides={"imgsz": 640})) == 640
+    assert trained_imgsz(SimpleNamespace(overrides={"imgsz": [480, 640]})) == 640
+    assert trained_imgsz(SimpleNamespace(overrides={})) == DEFAULT_IMGSZ
+    assert tiny_detector.imgsz == 640  # the ultralytics default args its .pt records
+    page = make_page(256, 320, seed=3)
+    explicit = tiny_detector.detect([page], imgsz=256, conf=0.0)
+    assert tiny_detector.detect([page], conf=0.0) != explicit  # the default is not 256 ...
+    tiny_detector.imgsz = 256
+    try:
+        assert tiny_detector.detect([page], conf=0.0) == explicit  # ... until the detector says so
+    finally:
+        tiny_detector.imgsz = 640
