@@ -12,6 +12,7 @@
 #   recognize  a tiny random-weight OCR checkpoint (app.ocr.testing) on two generated crops
 #   ocr        a generated folder of pages with a tiny random-weight YOLO detector (app.detect.testing)
 #   gui        --smoke-test: main window offscreen, one page through the pipeline, exit 0
+#   fonts      (within gui) the bundled CJK font draws 漢字かなカナ한글, no glyph is the missing-glyph box
 # Exit status: 0 when every check passed, 1 otherwise. Build log: build/pyinstaller.log.
 set -uo pipefail
 
@@ -144,6 +145,9 @@ if [ "$HAVE_GUI" = 1 ] && [ "$HAVE_DETECT" = 1 ]; then
     if timed "gui --smoke-test (frozen)" frozen --smoke-test --model "$WORK/tiny-ocr" --detector "$WORK/tiny-detect.pt" \
             "$WORK/pages" 2>"$WORK/gui.err"; then
         passed+=(gui); grep -i "smoke test" "$WORK/gui.err" | sed 's/^/[smoke]   /'
+        # fonts: the bundled CJK face draws every glyph of the check string (none is the missing-glyph box)
+        if grep -q "smoke test: font Noto Sans CJK JP: every glyph" "$WORK/gui.err"; then passed+=(fonts)
+        else fail "fonts: the bundled CJK font is missing or draws boxes"; fi
     else
         tail -n 20 "$WORK/gui.err"; fail "gui --smoke-test"
     fi

@@ -13,30 +13,65 @@ from dataclasses import replace
 from pathlib import Path
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
-CJK_FAMILIES = ("Noto Sans CJK JP", "Noto Sans JP", "Source Han Sans JP", "Yu Gothic", "Hiragino Sans",
-                "Meiryo", "MS Gothic", "Noto Sans CJK SC", "WenQuanYi Zen Hei")
 
 
 def pick_cjk_font() -> str:
-    """A CJK-capable family (installed, or bundled under resources/fonts); "" if none is found."""
+    """Register the app's shipped fonts (resources/fonts) with Qt and make the shipped CJK face the
+    one overlays, the block panel and the editors draw with; "" if it could not be loaded.
+
+    The shipped faces are used whatever the system has installed, so every machine draws the same
+    glyphs; characters a subset lacks fall back to Qt's own font merging."""
     from PySide6.QtGui import QFontDatabase
+
+    from app import fonts
+    from app.ui import items
+
+    loaded: set[str] = set()
+    for font_file in fonts.shipped_files():
+        fid = QFontDatabase.addApplicationFont(str(font_file))
+        if fid >= 0:
+            loaded.update(QFontDatabase.applicationFontFamilies(fid))
+    family = fonts.CJK_FAMILY if fonts.CJK_FAMILY in loaded else ""
+    if not family:
+        print(f"hayai-desktop: the app's CJK font is missing from {fonts.font_dir()} (a damaged installation: "
+              "reinstall it); Japanese, Chinese and Korean text may show as boxes.", file=sys.stderr)
+    items.CJK_FAMILY = family
+    return family
+
+
+FONT_CHECK_TEXT = "漢字かなカナ한글"
+
+
+def missing_glyphs(text: str = FONT_CHECK_TEXT) -> list[str]:
+    """The characters of `text` that the app's CJK face (alone, no fallback) draws as its
+    missing-glyph box or not at all. The bundle's smoke test runs this: [] means the shipped
+    font is in the bundle and works."""
+    import numpy as np
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QFont, QImage, QPainter
 
     from app.ui import items
 
-    families = set(QFontDatabase.families())
-    family = next((f for f in CJK_FAMILIES if f in families), "")
-    if not family:
-        for font_file in sorted((RESOURCES / "fonts").glob("*.[ot]t[fc]")):
-            fid = QFontDatabase.addApplicationFont(str(font_file))
-            loaded = QFontDatabase.applicationFontFamilies(fid) if fid >= 0 else []
-            if loaded:
-                family = loaded[0]
-                break
-    if not family:
-        print("hayai-desktop: no CJK font found (install Noto Sans CJK JP, or put one in resources/fonts); "
-              "Japanese text may show as boxes.", file=sys.stderr)
-    items.CJK_FAMILY = family
-    return family
+    font = items.overlay_font(48)
+    font.setStyleStrategy(QFont.StyleStrategy.NoFontMerging)
+
+    def draw(ch: str) -> np.ndarray:
+        image = QImage(96, 96, QImage.Format.Format_Grayscale8)
+        image.fill(255)
+        painter = QPainter(image)
+        painter.setFont(font)
+        painter.setPen(Qt.GlobalColor.black)
+        painter.drawText(12, 66, ch)
+        painter.end()
+        return np.array(image.constBits(), np.uint8).reshape(96, image.bytesPerLine())[:, :96].copy()
+
+    box = draw("\ue000")  # private use: no font has it, so it draws .notdef
+    out = []
+    for ch in text:
+        glyph = draw(ch)
+        if (glyph < 128).sum() < 20 or np.array_equal(glyph, box):
+            out.append(ch)
+    return out
 
 
 def apply_theme(app, force: str | None = None) -> None:
@@ -175,6 +210,12 @@ def run_gui(args) -> int:
     return app.exec()
 
 
+def items_family() -> str:
+    from app.ui import items
+
+    return items.CJK_FAMILY or "(none)"
+
+
 def _smoke_test(app, window, path: str, timeout_s: int = 600) -> int:
     """Open `path`, run the pipeline on its first page, report, close. 0 = success."""
     from PySide6.QtCore import QEventLoop, QTimer
@@ -182,6 +223,13 @@ def _smoke_test(app, window, path: str, timeout_s: int = 600) -> int:
     from app.ui import session
 
     window.questions.answers.update(restore_autosave=False, unsaved_changes="discard")
+    missing = missing_glyphs()
+    print(f"smoke test: font {items_family()}: "
+          f"{'missing ' + ''.join(missing) if missing else 'every glyph of ' + FONT_CHECK_TEXT + ' drawn'}",
+          file=sys.stderr)
+    if missing:
+        window.close()
+        return 1
     if not session.open_path(window, path):
         print(f"smoke test: could not open {path}: {window.notice.label.text()}", file=sys.stderr)
         window.close()
