@@ -8,8 +8,8 @@ from PIL import Image
 from safetensors.torch import load_file, save_file
 
 from app.errors import Cancelled, ModelError, UserError
+from app.models.device import resolve_device
 from app.ocr import generate, load_recognizer
-from app.ocr.device import resolve_device
 from app.ocr.preprocess import preprocess
 from app.ocr.testing import write_tiny_checkpoint
 

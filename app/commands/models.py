@@ -1,6 +1,6 @@
 """`hayai-desktop models list | download NAME | verify NAME | remove NAME | import FOLDER NAME`.
 
-The model store from the command line (app.ocr.hub does the work). `download` draws a progress
+The model store from the command line (app.models.store does the work). `download` draws a progress
 bar on a terminal and prints plain lines otherwise; Ctrl-C cancels between chunks and leaves
 partial files that the same command resumes. `verify` exits 1 when a file does not match.
 """
@@ -47,22 +47,38 @@ def _human(n: int | None) -> str:
 
 
 def _list(out) -> int:
-    from app.ocr import hub
+    from app.models import store
 
-    installed = hub.installed_models()
+    installed = store.installed_models()
     aliases: dict[str, list[str]] = {}
-    for alias, name in hub.ALIASES.items():
+    for alias, name in store.ALIASES.items():
         aliases.setdefault(name, []).append(alias)
-    rows = [("NAME", "KIND", "SIZE", "INSTALLED", "PATH")]
-    for name, entry in hub.MODELS.items():
-        where = installed.get(name)
-        label = name + (" (default)" if name == hub.DEFAULT_OCR else "")
-        state = {"app": "yes", "hf-cache": "yes (HF cache)"}.get(where[1], "") if where else "no"
-        rows.append((label, entry.kind, _human(entry.size), state, str(where[0]) if where else "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4], file=out)
-    print(f"\nmodel folder: {hub.models_dir()}", file=out)
+    rows = [("NAME", "SIZE", "INSTALLED", "PATH")]
+    widths_rows = [rows[0]]
+    groups: list[tuple[str, list[tuple[str, str, str, str]]]] = []
+    for kind in store.KINDS:
+        group = []
+        for name, entry in store.MODELS.items():
+            if entry.kind != kind:
+                continue
+            where = installed.get(name)
+            label = name + (" (default)" if name == store.DEFAULT_OCR else "")
+            state = {"app": "yes", "hf-cache": "yes (HF cache)"}.get(where[1], "") if where else "no"
+            group.append((label, _human(entry.size), state, str(where[0]) if where else "-"))
+        if group:
+            groups.append((store.KIND_LABELS[kind], group))
+            widths_rows += group
+    widths = [max(len(r[i]) for r in widths_rows) for i in range(3)]
+
+    def line(r) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3]
+
+    print(line(rows[0]), file=out)
+    for label, group in groups:
+        print(f"\n{label}:", file=out)
+        for r in group:
+            print(line(r), file=out)
+    print(f"\nmodel folder: {store.models_dir()}", file=out)
     print("aliases: " + "; ".join(f"{n}: {', '.join(a)}" for n, a in aliases.items()), file=out)
     return 0
 
@@ -103,18 +119,18 @@ class _Progress:
 
 
 def _download(name: str, trust_unpinned: bool, out) -> int:
-    from app.ocr import hub
+    from app.models import store
 
-    entry = hub.get_entry(name)
+    entry = store.get_entry(name)
     print(f"downloading {entry.name} from {entry.repo_id}@{entry.revision[:12]} "
-          f"({hub.hf_endpoint()}) into {hub.models_dir() / entry.name}", file=out)
+          f"({store.hf_endpoint()}) into {store.models_dir() / entry.name}", file=out)
     interrupted = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     bar = _Progress(out)
     try:
-        path = hub.download(entry, progress=bar, cancel=interrupted.is_set, trust_unpinned=trust_unpinned)
+        path = store.download(entry, progress=bar, cancel=interrupted.is_set, trust_unpinned=trust_unpinned)
     except Cancelled:
         bar.finish()
         print(f"download cancelled; run `hayai-desktop models download {entry.name}` to resume.", file=out)
@@ -128,21 +144,21 @@ def _download(name: str, trust_unpinned: bool, out) -> int:
 
 
 def _verify(name: str, out) -> int:
-    from app.ocr import hub
+    from app.models import store
 
-    rows = hub.verify(name)
+    rows = store.verify(name)
     for file, ok, reason in rows:
         print(f"{'ok ' if ok else 'BAD'}  {file}: {reason}", file=out)
     bad = [file for file, ok, _ in rows if not ok]
     if bad:
-        print(f"{hub.get_entry(name).name}: {len(bad)} file(s) failed: {', '.join(bad)}. "
-              f"Run: {hub.download_command(hub.get_entry(name))}", file=out)
+        print(f"{store.get_entry(name).name}: {len(bad)} file(s) failed: {', '.join(bad)}. "
+              f"Run: {store.download_command(store.get_entry(name))}", file=out)
         return 1
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.ocr import hub
+    from app.models import store
 
     out = sys.stdout
     cmd = args.models_command
@@ -153,12 +169,12 @@ def run(args: argparse.Namespace) -> int:
     if cmd == "verify":
         return _verify(args.name, out)
     if cmd == "remove":
-        removed = hub.remove(args.name)
-        print(f"{hub.get_entry(args.name).name}: {'removed' if removed else 'not in the app model folder'}",
+        removed = store.remove(args.name)
+        print(f"{store.get_entry(args.name).name}: {'removed' if removed else 'not in the app model folder'}",
               file=out)
         return 0
     if cmd == "import":
-        path = hub.import_folder(args.folder, args.name)
-        print(f"{hub.get_entry(args.name).name}: imported to {path}", file=out)
+        path = store.import_folder(args.folder, args.name)
+        print(f"{store.get_entry(args.name).name}: imported to {path}", file=out)
         return 0
     raise UserError(f"unknown models command {cmd!r}")

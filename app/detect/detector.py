@@ -2,7 +2,7 @@
 
 Security: an ultralytics `.pt` is a pickle (ultralytics loads it with `weights_only=False`), so
 loading one can run code. Only two kinds of file reach `load_detector`: the pinned default
-detectors, fetched and sha256-verified by the model store (`app.ocr.hub.resolve_model`), and a
+detectors, fetched and sha256-verified by the model store (`app.models.store.resolve_model`), and a
 file the user picked explicitly (a path on the command line or in a file dialog). Nothing is
 loaded from a guessed or downloaded-on-the-fly location, and ultralytics is kept offline
 (`YOLO_OFFLINE`, no auto-install) so a missing file never triggers a download.
@@ -73,9 +73,9 @@ def import_ultralytics():
 
 
 def resolve_device(device: str = "auto") -> str:
-    """The OCR engine's policy (app.ocr.device): "auto" -> "cuda" when available, then "mps",
+    """The OCR engine's policy (app.models.device): "auto" -> "cuda" when available, then "mps",
     else "cpu"; an explicit choice ("cpu", "cuda", "cuda:1", "mps") is checked (UserError)."""
-    from app.ocr.device import resolve_device as resolve_torch_device
+    from app.models.device import resolve_device as resolve_torch_device
 
     return str(resolve_torch_device(device))
 
@@ -96,9 +96,9 @@ def resolve_detector_path(path_or_name: str | os.PathLike) -> Path:
 
 
 def _resolve_named_detector(name: str) -> Path:
-    """Hook for detectors listed in the model manifest (fetched and verified by app.ocr.hub)."""
+    """Hook for detectors listed in the model manifest (fetched and verified by app.models.store)."""
     try:
-        from app.ocr.hub import resolve_model
+        from app.models.store import resolve_model
     except ImportError as exc:
         raise ModelError(f"detector {name!r}: not a file, and the model store is not available ({exc})") from exc
     path = Path(resolve_model(name))

@@ -17,8 +17,8 @@ import torch
 from PIL import Image
 
 from app.errors import Cancelled, ModelError
+from app.models.device import describe_device, is_out_of_memory, resolve_device
 from app.ocr import generate
-from app.ocr.device import describe_device, is_out_of_memory, resolve_device
 from app.ocr.loading import load_model
 from app.ocr.preprocess import preprocess, target_size
 from app.ocr.tokenizer import load_tokenizer
@@ -125,10 +125,10 @@ class Recognizer:
 
 
 def resolve_model_path(path_or_name) -> Path:
-    """An existing folder, else a name in the model store (app.ocr.hub: app dir, then HF cache)."""
-    from app.ocr import hub
+    """An existing folder, else a name in the model store (app.models.store: app dir, then HF cache)."""
+    from app.models import store
 
-    path = Path(hub.resolve_model(path_or_name))
+    path = Path(store.resolve_model(path_or_name))
     if not path.is_dir():
         raise ModelError(f"{path}: an OCR model is a folder (config.json, model.safetensors, tokenizer.json), "
                          "not a file. Choose the folder, or download one: `hayai-desktop models download nova`.")

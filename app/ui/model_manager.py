@@ -1,4 +1,4 @@
-"""The model manager: installed and available models (app.ocr.hub), download with byte progress
+"""The model manager: installed and available models (app.models.store), download with byte progress
 and Cancel, verify, remove, import a folder, where the files live.
 
 Downloads, verification and imports (hashing hundreds of MB) run on the dialog's own QThread;
@@ -61,9 +61,9 @@ class ModelManagerDialog(QDialog):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        from app.ocr import hub
+        from app.models import store
 
-        self.hub = hub
+        self.store = store
         self.trust_answer: bool | None = None  # tests: answer the "trust an unpinned file" question
         self.setWindowTitle("Models")
         self.table = QTableWidget(0, len(self.COLUMNS))
@@ -93,8 +93,8 @@ class ModelManagerDialog(QDialog):
         close.clicked.connect(self.accept)
         row.addWidget(close)
         lay = QVBoxLayout(self)
-        lay.addWidget(QLabel(f"Models are stored in <b>{hub.models_dir()}</b> "
-                             f"(models in the Hugging Face cache {hub.hf_cache_dir()} are found too)."))
+        lay.addWidget(QLabel(f"Models are stored in <b>{store.models_dir()}</b> "
+                             f"(models in the Hugging Face cache {store.hf_cache_dir()} are found too)."))
         lay.addWidget(self.table, 1)
         lay.addWidget(self.info)
         lay.addWidget(self.progress_label)
@@ -118,16 +118,17 @@ class ModelManagerDialog(QDialog):
 
     # --- table ---------------------------------------------------------------------------------
     def refresh(self) -> None:
-        installed = self.hub.installed_models()
+        installed = self.store.installed_models()
         current = self.selected_name()
         self.table.setRowCount(0)
-        for name, entry in self.hub.MODELS.items():
+        by_kind = sorted(self.store.MODELS.items(), key=lambda kv: self.store.KINDS.index(kv[1].kind))
+        for name, entry in by_kind:
             r = self.table.rowCount()
             self.table.insertRow(r)
             where = installed.get(name)
             status = ("installed" + (" (Hugging Face cache)" if where[1] == "hf-cache" else "")) if where \
                 else "not installed"
-            values = (name, "OCR" if entry.kind == "ocr" else "detector",
+            values = (name, self.store.KIND_LABELS[entry.kind],
                       human_size(entry.size) if entry.size else ("about 620 MB" if entry.kind == "ocr" else "not listed"),
                       status, str(where[0]) if where else "")
             for c, v in enumerate(values):
@@ -152,7 +153,7 @@ class ModelManagerDialog(QDialog):
 
     def _update_buttons(self) -> None:
         name = self.selected_name()
-        installed = bool(name) and name in self.hub.installed_models()
+        installed = bool(name) and name in self.store.installed_models()
         busy = bool(self._busy)
         self.buttons["download"].setEnabled(bool(name) and not busy)
         self.buttons["cancel"].setEnabled(busy)
@@ -160,7 +161,7 @@ class ModelManagerDialog(QDialog):
             self.buttons[key].setEnabled(installed and not busy)
         self.buttons["import"].setEnabled(bool(name) and not busy)
         if name:
-            e = self.hub.MODELS[name]
+            e = self.store.MODELS[name]
             self.info.setText(f"<b>{name}</b>: {e.description}. {e.repo_id} at {e.revision[:12]}; "
                               f"license {e.license or 'not stated'}.")
 
@@ -177,13 +178,13 @@ class ModelManagerDialog(QDialog):
     def start_download(self, name: str) -> None:
         """Download `name` into the store (asks before trusting an unpinned detector file)."""
         self.select(name)
-        entry = self.hub.MODELS[name]
+        entry = self.store.MODELS[name]
         trust = entry.pinned or self._confirm_trust(entry)
         if not trust:
             return
-        hub = self.hub
+        store = self.store
         self._start(f"Downloading {name}",
-                    lambda progress, cancel: hub.download(name, progress, cancel, trust_unpinned=not entry.pinned))
+                    lambda progress, cancel: store.download(name, progress, cancel, trust_unpinned=not entry.pinned))
 
     def _confirm_trust(self, entry) -> bool:
         if self.trust_answer is not None:
@@ -203,18 +204,18 @@ class ModelManagerDialog(QDialog):
         self.progress_label.setText("Cancelling…")
 
     def _on_verify(self) -> None:
-        name, hub = self.selected_name(), self.hub
-        self._start(f"Verifying {name}", lambda progress, cancel: hub.verify(name))
+        name, store = self.selected_name(), self.store
+        self._start(f"Verifying {name}", lambda progress, cancel: store.verify(name))
 
     def _on_remove(self) -> None:
         name = self.selected_name()
-        if QMessageBox.question(self, "Remove model", f"Delete {name} from {self.hub.models_dir()}?") \
+        if QMessageBox.question(self, "Remove model", f"Delete {name} from {self.store.models_dir()}?") \
                 == QMessageBox.StandardButton.Yes:
             self.remove(name)
 
     def remove(self, name: str) -> None:
         try:
-            removed = self.hub.remove(name)
+            removed = self.store.remove(name)
         except (UserError, OSError) as exc:
             self.progress_label.setText(f"Could not remove {name}: {exc}")
         else:
@@ -224,7 +225,7 @@ class ModelManagerDialog(QDialog):
 
     def _on_import(self) -> None:
         name = self.selected_name()
-        entry = self.hub.MODELS[name]
+        entry = self.store.MODELS[name]
         if entry.kind == "detector":
             path, _ = QFileDialog.getOpenFileName(self, f"Import {name}", "", "YOLO model (*.pt)")
         else:
@@ -233,17 +234,17 @@ class ModelManagerDialog(QDialog):
             self.import_path(name, path)
 
     def import_path(self, name: str, path: str) -> None:
-        hub = self.hub
-        self._start(f"Importing {name}", lambda progress, cancel: hub.import_folder(path, name))
+        store = self.store
+        self._start(f"Importing {name}", lambda progress, cancel: store.import_folder(path, name))
 
     def _on_use(self) -> None:
         name = self.selected_name()
-        entry = self.hub.MODELS[name]
+        entry = self.store.MODELS[name]
         (self.model_chosen if entry.kind == "ocr" else self.detector_chosen).emit(name)
         self.progress_label.setText(f"Using {name}.")
 
     def _on_show(self) -> None:
-        where = self.hub.installed_models().get(self.selected_name())
+        where = self.store.installed_models().get(self.selected_name())
         if where:
             folder = where[0] if where[0].is_dir() else where[0].parent
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))

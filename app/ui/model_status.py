@@ -8,21 +8,21 @@ DEFAULT_MODEL = "hayai-ocr-v2.5-nova"
 NOVA_SIZE_FALLBACK = "about 620 MB"  # the manifest has no byte count for Nova; v2 is 623 MB
 
 
-def _hub():
+def _store():
     try:
-        from app.ocr import hub
+        from app.models import store
     except ImportError:
         return None
-    return hub
+    return store
 
 
 def _installed(spec: str, kind: str) -> bool:
     if not spec:
         return False
-    hub = _hub()
-    if hub is not None and hub._is_bare_name(spec):
+    store = _store()
+    if store is not None and store._is_bare_name(spec):
         try:
-            return hub.locate(spec) is not None
+            return store.locate(spec) is not None
         except Exception:  # noqa: BLE001 - an unknown name is simply not installed
             return False
     path = Path(spec).expanduser()
@@ -40,11 +40,11 @@ def missing_models(model: str, detector: str) -> list[str]:
 
 
 def _choices(kind: str, current: str) -> list[tuple[str, str]]:
-    hub = _hub()
+    store = _store()
     out: list[tuple[str, str]] = []
-    if hub is not None:
-        installed = hub.installed_models()
-        for name, entry in hub.MODELS.items():
+    if store is not None:
+        installed = store.installed_models()
+        for name, entry in store.MODELS.items():
             if entry.kind == kind and name in installed:
                 out.append((name, name))
     if current and current not in [s for _, s in out]:
@@ -74,8 +74,8 @@ def human_size(n: int | None) -> str:
 
 
 def default_model_size_text() -> str:
-    hub = _hub()
+    store = _store()
     size = None
-    if hub is not None and DEFAULT_MODEL in hub.MODELS:
-        size = hub.MODELS[DEFAULT_MODEL].size
+    if store is not None and DEFAULT_MODEL in store.MODELS:
+        size = store.MODELS[DEFAULT_MODEL].size
     return human_size(size) if size else NOVA_SIZE_FALLBACK

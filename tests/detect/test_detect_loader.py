@@ -146,12 +146,12 @@ def test_a_bare_name_goes_to_the_model_store(tmp_path, monkeypatch):
 
 def test_manifest_detector_through_the_model_store(tiny_yolo_path, tmp_path, monkeypatch):
     """A default detector is loaded by name only once the store holds it and trusts its sha256."""
-    from app.ocr import hub
+    from app.models import store
 
     monkeypatch.setenv("HAYAI_MODELS_DIR", str(tmp_path / "models"))
     with pytest.raises(ModelError, match="models download comic-speech-bubble-detector"):
         load_detector("bubbles", device="cpu")
-    stored = hub.import_folder(tiny_yolo_path, "bubbles")  # what `models download` ends with
+    stored = store.import_folder(tiny_yolo_path, "bubbles")  # what `models download` ends with
     det = load_detector("bubbles", device="cpu")
     assert det.path == stored.resolve() and det.name == "comic-speech-bubble-detector"
     assert det.class_map == {0: "bubble", 1: "text"}

@@ -6,8 +6,8 @@ import random
 import pytest
 from PySide6.QtCore import Qt
 
-from app.ocr import hub
-from app.ocr.hub import ModelEntry, ModelFile
+from app.models import store
+from app.models.store import ModelEntry, ModelFile
 
 REPO, REV = "tester/tiny-ocr", "0123456789abcdef0123456789abcdef01234567"
 
@@ -25,7 +25,7 @@ def served(tmp_path, monkeypatch):
                        files=tuple(ModelFile(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in files.items()))
     server = FakeHub()
     server.add_repo(REPO, REV, files)
-    monkeypatch.setitem(hub.MODELS, entry.name, entry)
+    monkeypatch.setitem(store.MODELS, entry.name, entry)
     monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
@@ -48,12 +48,12 @@ def test_download_cancel_resume_verify_remove(qtbot, served):
     with qtbot.waitSignal(dlg.task_done, timeout=30000) as blocker:
         dlg.start_download(served.name)
     assert blocker.args[1] == "cancelled"
-    assert served.name not in hub.installed_models()
+    assert served.name not in store.installed_models()
     dlg._runner.progressed.disconnect(cancel_now)
     with qtbot.waitSignal(dlg.task_done, timeout=30000) as blocker:
         dlg.start_download(served.name)  # resumes
     assert blocker.args[1] == "ok"
-    assert served.name in hub.installed_models()
+    assert served.name in store.installed_models()
     assert any(total == 2_000_000 for _f, _d, total in progress)
     row = [dlg.table.item(r, 0).text() for r in range(dlg.table.rowCount())].index(served.name)
     assert dlg.table.item(row, 3).text() == "installed"
@@ -66,7 +66,7 @@ def test_download_cancel_resume_verify_remove(qtbot, served):
     dlg._on_use()
     assert chosen == [served.name]
     dlg.remove(served.name)
-    assert served.name not in hub.installed_models()
+    assert served.name not in store.installed_models()
     dlg.done(0)
 
 

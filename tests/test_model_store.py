@@ -1,4 +1,4 @@
-"""The model store (app.ocr.hub) against a real local HTTP server laid out like the Hub."""
+"""The model store (app.models.store) against a real local HTTP server laid out like the Hub."""
 from __future__ import annotations
 
 import hashlib
@@ -12,8 +12,8 @@ import pytest
 
 from app.cli import main
 from app.errors import Cancelled, ModelError
-from app.ocr import hub
-from app.ocr.hub import ModelEntry, ModelFile
+from app.models import store
+from app.models.store import ModelEntry, ModelFile
 from tests.hub_server import FakeHub
 
 REPO = "tester/tiny-ocr"
@@ -57,7 +57,7 @@ def hubenv(server, tmp_path, monkeypatch):
     files = _files()
     server.add_repo(REPO, REV, files)
     entry = _entry(files)
-    monkeypatch.setitem(hub.MODELS, entry.name, entry)
+    monkeypatch.setitem(store.MODELS, entry.name, entry)
     monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
     monkeypatch.setenv("HAYAI_MODELS_DIR", str(tmp_path / "models"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
@@ -66,36 +66,36 @@ def hubenv(server, tmp_path, monkeypatch):
 
 
 def test_manifest_pins_published_models():
-    nova = hub.get_entry("nova")
-    assert nova.name == hub.DEFAULT_OCR == "hayai-ocr-v2.5-nova"
+    nova = store.get_entry("nova")
+    assert nova.name == store.DEFAULT_OCR == "hayai-ocr-v2.5-nova"
     assert nova.revision == "e34d7755ed11e626c5ba39544af5d66f20ee57cc"
     assert {f.name for f in nova.files} == {"config.json", "model.safetensors", "tokenizer.json",
                                             "tokenizer_config.json"}
-    v2 = hub.get_entry("v2")
+    v2 = store.get_entry("v2")
     assert v2.size == 342 + 622_502_784 + 1_247_253 + 244 and v2.pinned
-    assert hub.get_entry("JustANormalTinkerer/hayai-ocr-v2") is v2
-    bubbles = hub.get_entry("bubbles")
+    assert store.get_entry("JustANormalTinkerer/hayai-ocr-v2") is v2
+    bubbles = store.get_entry("bubbles")
     assert bubbles.kind == "detector" and not bubbles.pinned
-    assert all(not f.name.endswith(".py") for e in hub.MODELS.values() for f in e.files)
+    assert all(not f.name.endswith(".py") for e in store.MODELS.values() for f in e.files)
     with pytest.raises(ValueError, match="not a data file"):
         ModelEntry("bad", "a/b", REV, (ModelFile("modeling.py", None),), "ocr", "")
     with pytest.raises(ModelError, match="unknown model 'nope'"):
-        hub.get_entry("nope")
+        store.get_entry("nope")
 
 
 def test_models_dir_env_override(tmp_path, monkeypatch):
     monkeypatch.setenv("HAYAI_MODELS_DIR", str(tmp_path / "m"))
-    assert hub.models_dir() == tmp_path / "m"
+    assert store.models_dir() == tmp_path / "m"
     monkeypatch.delenv("HAYAI_MODELS_DIR")
-    assert hub.models_dir().name == "models" and "hayai-desktop" in str(hub.models_dir())
+    assert store.models_dir().name == "models" and "hayai-desktop" in str(store.models_dir())
 
 
 def test_download_progress_verify_and_never_py(hubenv):
     server, entry, files = hubenv
     seen: list[tuple[str, int, int | None]] = []
     assert hf_constants.ENDPOINT != server.endpoint  # HF_ENDPOINT set after import is still honoured
-    path = hub.download(entry.name, progress=lambda f, d, t: seen.append((f, d, t)))
-    assert path == hub.models_dir() / entry.name
+    path = store.download(entry.name, progress=lambda f, d, t: seen.append((f, d, t)))
+    assert path == store.models_dir() / entry.name
     for name, data in files.items():
         if name.endswith(".py"):
             assert not (path / name).exists()
@@ -107,12 +107,12 @@ def test_download_progress_verify_and_never_py(hubenv):
     assert weights[-1] == (WEIGHTS_SIZE, WEIGHTS_SIZE) and all(t == WEIGHTS_SIZE for _, t in weights)
     assert server.fetched("model.safetensors"), "weights came through the CDN redirect"
     assert not [r for r in server.requests if r.path.endswith(".py")], "remote code was requested"
-    assert all(ok for _, ok, _ in hub.verify(entry.name))
-    assert hub.resolve_model(entry.name) == path
-    assert hub.installed_models()[entry.name] == (path, "app")
+    assert all(ok for _, ok, _ in store.verify(entry.name))
+    assert store.resolve_model(entry.name) == path
+    assert store.installed_models()[entry.name] == (path, "app")
     # A second download is a no-op: nothing fetched again.
     before = len(server.requests)
-    hub.download(entry)
+    store.download(entry)
     assert len(server.requests) == before
 
 
@@ -122,25 +122,25 @@ def test_corrupted_file_is_rejected_and_deleted(hubenv):
     bad[1000] ^= 0xFF
     server.files[(REPO, REV, "model.safetensors")] = bytes(bad)
     with pytest.raises(ModelError, match=r"model\.safetensors .*corrupt.*deleted"):
-        hub.download(entry)
-    store = hub.models_dir() / entry.name
-    assert not (store / "model.safetensors").exists()
-    assert not (store / "model.safetensors.part").exists()
+        store.download(entry)
+    folder = store.models_dir() / entry.name
+    assert not (folder / "model.safetensors").exists()
+    assert not (folder / "model.safetensors.part").exists()
     with pytest.raises(ModelError, match="hayai-desktop models download tiny-ocr"):
-        hub.resolve_model(entry.name)
+        store.resolve_model(entry.name)
 
 
 def test_corrupted_file_in_store_is_caught_before_use(hubenv):
     _, entry, _ = hubenv
-    path = hub.download(entry)
+    path = store.download(entry)
     weights = path / "model.safetensors"
     data = bytearray(weights.read_bytes())
     data[5] ^= 1
     weights.write_bytes(bytes(data))
     os.utime(weights, ns=(1, 1))  # a new mtime: the remembered hash does not apply
-    assert [ok for f, ok, _ in hub.verify(entry) if f == "model.safetensors"] == [False]
+    assert [ok for f, ok, _ in store.verify(entry) if f == "model.safetensors"] == [False]
     with pytest.raises(ModelError, match=r"model\.safetensors is corrupt.*deleted"):
-        hub.resolve_model(entry.name)
+        store.resolve_model(entry.name)
     assert not weights.exists()
 
 
@@ -148,7 +148,7 @@ def test_interrupted_transfer_resumes_with_range(hubenv):
     server, entry, files = hubenv
     server.drop_once["model.safetensors"] = WEIGHTS_SIZE // 2
     seen = []
-    path = hub.download(entry, progress=lambda f, d, t: seen.append((f, d)))
+    path = store.download(entry, progress=lambda f, d, t: seen.append((f, d)))
     gets = server.fetched("model.safetensors")
     ranges = [r.headers.get("Range") for r in gets]
     assert ranges[0] is None and ranges[1] == f"bytes={WEIGHTS_SIZE // 2}-", ranges
@@ -166,15 +166,15 @@ def test_cancel_then_resume(hubenv):
             state["bytes"] = done
 
     with pytest.raises(Cancelled):
-        hub.download(entry, progress=progress, cancel=lambda: state["bytes"] >= WEIGHTS_SIZE // 3)
-    store = hub.models_dir() / entry.name
-    part = store / "model.safetensors.part"
+        store.download(entry, progress=progress, cancel=lambda: state["bytes"] >= WEIGHTS_SIZE // 3)
+    folder = store.models_dir() / entry.name
+    part = folder / "model.safetensors.part"
     assert part.exists() and 0 < part.stat().st_size < WEIGHTS_SIZE
-    assert not (store / "model.safetensors").exists()
+    assert not (folder / "model.safetensors").exists()
     with pytest.raises(ModelError, match="not installed"):
-        hub.resolve_model(entry.name)
+        store.resolve_model(entry.name)
     kept = part.stat().st_size
-    path = hub.download(entry)
+    path = store.download(entry)
     assert server.fetched("model.safetensors")[-1].headers.get("Range") == f"bytes={kept}-"
     assert (path / "model.safetensors").read_bytes() == files["model.safetensors"]
     assert not part.exists()
@@ -184,10 +184,10 @@ def test_offline_mode_missing_model_is_a_clear_error(hubenv, monkeypatch):
     server, entry, _ = hubenv
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelError, match=r"offline mode.*HF_HUB_OFFLINE.*hayai-desktop models download tiny-ocr"):
-        hub.download(entry)
+        store.download(entry)
     assert server.requests == []
     with pytest.raises(ModelError, match="Download it with: hayai-desktop models download tiny-ocr"):
-        hub.resolve_model(entry.name)
+        store.resolve_model(entry.name)
 
 
 def test_resolution_order_explicit_then_store_then_hf_cache(hubenv, tmp_path, monkeypatch):
@@ -197,28 +197,37 @@ def test_resolution_order_explicit_then_store_then_hf_cache(hubenv, tmp_path, mo
     # The HF cache, filled by huggingface_hub's own downloader from the same server.
     for f in entry.files:
         hf_hub_download(REPO, f.name, revision=REV, cache_dir=str(tmp_path / "hf"), endpoint=server.endpoint)
-    cached = hub.resolve_model(entry.name)
+    cached = store.resolve_model(entry.name)
     assert cached.parent.name == "snapshots" and cached.name == REV
-    assert hub.locate(entry)[1] == "hf-cache"
-    # A download then copies from the HF cache instead of fetching again.
+    assert store.locate(entry)[1] == "hf-cache"
+    # A download then uses the HF cache in place: nothing fetched, nothing copied.
     before = len(server.requests)
-    store = hub.download(entry)
+    assert store.download(entry) == cached
     assert len(server.requests) == before
-    assert hub.resolve_model(entry.name) == store == hub.models_dir() / entry.name
+    assert not (store.models_dir() / entry.name).exists()
+    # With part of the model in the app folder, the rest is linked from the cache, not copied.
+    (store.models_dir() / entry.name).mkdir(parents=True)
+    (store.models_dir() / entry.name / "config.json").write_bytes(files["config.json"])
+    app_folder = store.download(entry)
+    assert app_folder == store.models_dir() / entry.name and len(server.requests) == before
+    weights = app_folder / "model.safetensors"
+    assert weights.is_symlink() or weights.stat().st_nlink > 1
+    assert weights.read_bytes() == files["model.safetensors"]
+    assert store.resolve_model(entry.name) == app_folder
     # An explicit folder wins over both.
     explicit = tmp_path / "my-checkpoint"
     explicit.mkdir()
-    assert hub.resolve_model(str(explicit)) == explicit.resolve()
+    assert store.resolve_model(str(explicit)) == explicit.resolve()
     # A bare name still means the manifest even with a same-named folder in the cwd.
     monkeypatch.chdir(tmp_path)
     (tmp_path / entry.name).mkdir()
-    assert hub.resolve_model(entry.name) == store
-    assert hub.resolve_model(f"./{entry.name}") == (tmp_path / entry.name).resolve()
+    assert store.resolve_model(entry.name) == app_folder
+    assert store.resolve_model(f"./{entry.name}") == (tmp_path / entry.name).resolve()
     with pytest.raises(ModelError, match="neither an existing model folder"):
-        hub.resolve_model(str(tmp_path / "nowhere"))
+        store.resolve_model(str(tmp_path / "nowhere"))
     # remove() empties the app store only: the HF cache copy is found again.
-    assert hub.remove(entry.name)
-    assert hub.resolve_model(entry.name) == cached
+    assert store.remove(entry.name)
+    assert store.resolve_model(entry.name) == cached
 
 
 def test_unpinned_detector_needs_explicit_trust(hubenv, tmp_path):
@@ -227,23 +236,23 @@ def test_unpinned_detector_needs_explicit_trust(hubenv, tmp_path):
     server.add_repo("tester/det", REV, {"det.pt": weights})
     det = ModelEntry("tiny-det", "tester/det", REV, (ModelFile("det.pt", None),), "detector", "test")
     with pytest.raises(ModelError, match="no pinned sha256.*--trust-unpinned"):
-        hub.download(det)
+        store.download(det)
     assert server.requests == []
-    path = hub.download(det, trust_unpinned=True)
+    path = store.download(det, trust_unpinned=True)
     assert path.name == "det.pt" and path.read_bytes() == weights
-    assert hub.resolve_model(det) == path  # trusted on first use: its sha256 is recorded
-    assert all(ok for _, ok, _ in hub.verify(det))
+    assert store.resolve_model(det) == path  # trusted on first use: its sha256 is recorded
+    assert all(ok for _, ok, _ in store.verify(det))
     path.write_bytes(weights[:-1] + b"x")
     with pytest.raises(ModelError, match="det.pt is corrupt"):
-        hub.resolve_model(det)
+        store.resolve_model(det)
     # Removing forgets the trust: the next download must be trusted again.
-    hub.remove(det)
+    store.remove(det)
     with pytest.raises(ModelError, match="--trust-unpinned"):
-        hub.download(det)
+        store.download(det)
     # A file the user picks explicitly is returned as is.
     mine = tmp_path / "mine.pt"
     mine.write_bytes(b"user-chosen")
-    assert hub.resolve_model(str(mine)) == mine.resolve()
+    assert store.resolve_model(str(mine)) == mine.resolve()
 
 
 def test_import_folder_and_remove(hubenv, tmp_path):
@@ -254,15 +263,15 @@ def test_import_folder_and_remove(hubenv, tmp_path):
         if name != "tokenizer.json":
             (src / name).write_bytes(data)
     with pytest.raises(ModelError, match="lacks tokenizer.json"):
-        hub.import_folder(src, entry.name)
+        store.import_folder(src, entry.name)
     (src / "tokenizer.json").write_bytes(b"tampered")
     with pytest.raises(ModelError, match="tokenizer.json: sha256 .* not imported"):
-        hub.import_folder(src, entry.name)
+        store.import_folder(src, entry.name)
     (src / "tokenizer.json").write_bytes(files["tokenizer.json"])
-    path = hub.import_folder(src, entry.name)
-    assert hub.resolve_model(entry.name) == path
+    path = store.import_folder(src, entry.name)
+    assert store.resolve_model(entry.name) == path
     assert not (path / "modeling_hayai.py").exists()
-    assert hub.remove(entry.name) and not path.exists() and not hub.remove(entry.name)
+    assert store.remove(entry.name) and not path.exists() and not store.remove(entry.name)
 
 
 def test_cli_list_download_verify(hubenv, capsys):
@@ -271,6 +280,10 @@ def test_cli_list_download_verify(hubenv, capsys):
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("tiny-ocr"))
     assert " no " in line and "hayai-ocr-v2.5-nova (default)" in out
+    # grouped by kind: OCR models under "OCR:", detectors under "Text detectors:"
+    lines = out.splitlines()
+    ocr_at, det_at = lines.index("OCR:"), lines.index("Text detectors:")
+    assert ocr_at < lines.index(line) < det_at < next(i for i, ln in enumerate(lines) if ln.startswith("manga-text-detector"))
 
     assert main(["models", "download", "tiny-ocr"]) == 0
     out = capsys.readouterr().out
@@ -279,12 +292,12 @@ def test_cli_list_download_verify(hubenv, capsys):
 
     assert main(["models", "list"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("tiny-ocr"))
-    assert " yes " in line and str(hub.models_dir() / "tiny-ocr") in line
+    assert " yes " in line and str(store.models_dir() / "tiny-ocr") in line
 
     assert main(["models", "verify", "tiny-ocr"]) == 0
     assert capsys.readouterr().out.count("ok ") == 4
 
-    weights = hub.models_dir() / "tiny-ocr" / "model.safetensors"
+    weights = store.models_dir() / "tiny-ocr" / "model.safetensors"
     weights.write_bytes(b"0" * WEIGHTS_SIZE)
     assert main(["models", "verify", "tiny-ocr"]) == 1
     out = capsys.readouterr().out
@@ -332,7 +345,7 @@ def test_cli_tty_progress_bar_and_ctrl_c_resume(hubenv, monkeypatch):
     out = term.getvalue()
     assert "\rmodel.safetensors" in out and "[#" in out
     assert "download cancelled; run `hayai-desktop models download tiny-ocr` to resume." in out
-    part = hub.models_dir() / entry.name / "model.safetensors.part"
+    part = store.models_dir() / entry.name / "model.safetensors.part"
     assert part.exists() and part.stat().st_size < WEIGHTS_SIZE
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
 
@@ -340,4 +353,4 @@ def test_cli_tty_progress_bar_and_ctrl_c_resume(hubenv, monkeypatch):
     monkeypatch.setattr("sys.stdout", term)
     assert main(["models", "download", entry.name]) == 0
     assert server.fetched("model.safetensors")[-1].headers.get("Range", "").startswith("bytes=")
-    assert (hub.models_dir() / entry.name / "model.safetensors").read_bytes() == files["model.safetensors"]
+    assert (store.models_dir() / entry.name / "model.safetensors").read_bytes() == files["model.safetensors"]

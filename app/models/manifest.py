@@ -1,9 +1,15 @@
 """The manifest of published models: Hub repo, pinned revision, and every file's sha256 and size
-(hayai-model-spec.md sections 8 and 9). `MODELS` maps a name to a frozen `ModelEntry`;
-`ALIASES` maps short names. Used by app.ocr.hub (the store)."""
+and what kind of model each is. `MODELS` maps a name to a frozen `ModelEntry`; `ALIASES` maps
+short names. Used by app.models.store."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# What a model is for; the model manager and `models list` group by it, in this order.
+KINDS = ("ocr", "detector", "translation", "inpainting")
+KIND_LABELS = {"ocr": "OCR", "detector": "Text detectors", "translation": "Translation",
+               "inpainting": "Inpainting (text removal)"}
+FILE_KINDS = ("detector", "inpainting")  # used as one file, not a folder
 
 
 @dataclass(frozen=True)
@@ -18,8 +24,9 @@ class ModelFile:
 @dataclass(frozen=True)
 class ModelEntry:
     """A published model: Hub `repo_id` at a pinned `revision` (commit), its `files`,
-    `kind` "ocr" (a folder) or "detector" (one ultralytics `.pt`), a `description`, a `license`
-    tag (None when not stated) and `also_revisions`: other commits with the same files."""
+    `kind` (one of KINDS: what it is for, how the model manager groups it), a `description`, a
+    `license` tag (None when not stated) and `also_revisions`: other commits with the same files.
+    A model of a FILE_KINDS kind with one file resolves to that file, any other to its folder."""
 
     name: str
     repo_id: str
@@ -31,11 +38,16 @@ class ModelEntry:
     also_revisions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.kind not in ("ocr", "detector"):
-            raise ValueError(f"{self.name}: kind must be 'ocr' or 'detector', not {self.kind!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.name}: kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
         for f in self.files:
             if f.name.endswith(".py") or "/" in f.name or "\\" in f.name or f.name.startswith("."):
                 raise ValueError(f"{self.name}: {f.name!r} is not a data file this store may fetch")
+
+    @property
+    def single_file(self) -> bool:
+        """True when the model is used as one file (a detector's `.pt`, an inpainting `.onnx`)."""
+        return self.kind in FILE_KINDS and len(self.files) == 1
 
     @property
     def pinned(self) -> bool:

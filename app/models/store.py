@@ -30,7 +30,7 @@ Pinned files never need trust: their bytes are checked against the manifest befo
 
 Downloads honour `HF_ENDPOINT` and `HF_HUB_OFFLINE` read at call time (huggingface_hub itself
 reads them once at import), fetch only the manifest's files (never `*.py`), report byte
-progress, cancel between chunks and resume with HTTP Range (see `app.ocr.hub_fetch`).
+progress, cancel between chunks and resume with HTTP Range (see `app.models.fetch`).
 No Qt, no torch.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.errors import ModelError
-from app.ocr.manifest import ALIASES, MODELS, ModelEntry, ModelFile  # noqa: F401  (re-exported)
+from app.models.manifest import ALIASES, KIND_LABELS, KINDS, MODELS, ModelEntry, ModelFile  # noqa: F401  (re-exported)
 
 DEFAULT_OCR = "hayai-ocr-v2.5-nova"
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -116,8 +116,8 @@ def _store_path(entry: ModelEntry) -> Path:
 
 
 def _result_path(entry: ModelEntry, folder: Path) -> Path:
-    """A detector resolves to its `.pt` file, an OCR model to its folder."""
-    return folder / entry.files[0].name if entry.kind == "detector" else folder
+    """A single-file model (a detector's `.pt`) resolves to its file, the others to their folder."""
+    return folder / entry.files[0].name if entry.single_file else folder
 
 
 # ---------------------------------------------------------------------- small JSON side files
@@ -344,10 +344,10 @@ def import_folder(path: str | os.PathLike, name: str | ModelEntry) -> Path:
     """
     entry = get_entry(name)
     src = Path(path).expanduser()
-    src_folder = src.parent if (entry.kind == "detector" and src.is_file()) else src
+    src_folder = src.parent if (entry.single_file and src.is_file()) else src
     if not src_folder.is_dir():
         raise ModelError(f"{src}: not a folder; cannot import it as {entry.name}.")
-    if entry.kind == "detector" and src.is_file():
+    if entry.single_file and src.is_file():
         files = {entry.files[0].name: src}
     else:
         files = {f.name: src_folder / f.name for f in entry.files}
@@ -376,6 +376,23 @@ def import_folder(path: str | os.PathLike, name: str | ModelEntry) -> Path:
     return _result_path(entry, store)
 
 
+def _link_or_copy(src: Path, dest: Path) -> None:
+    """`dest` becomes `src`'s bytes without a second copy where the file system allows: a hard
+    link, else a symbolic link to the resolved blob, else a copy."""
+    src = src.resolve()  # the HF cache's snapshot entries are links to blobs
+    dest.unlink(missing_ok=True)
+    try:
+        os.link(src, dest)
+        return
+    except OSError:
+        pass
+    try:
+        os.symlink(src, dest)
+        return
+    except OSError:
+        shutil.copyfile(src, dest)
+
+
 def _ensure(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -391,13 +408,14 @@ def download(
 ) -> Path:
     """Fetch a model's files into `models_dir()/NAME` at its pinned revision; return resolve's path.
 
-    Files already in the store with the right sha256 are kept; files in the HF cache with the
-    right sha256 are copied; the rest come from `$HF_ENDPOINT` (byte progress
+    Files already in the store with the right sha256 are kept. A model complete and verified in
+    the HF cache is used there in place (its path is returned, nothing is copied); single
+    verified files from the cache are hard-linked (else symlinked) into the store; the rest come from `$HF_ENDPOINT` (byte progress
     progress(file, bytes_done, bytes_total), cancel() -> True raises Cancelled leaving a
     `.part` file that the next call resumes). A sha256 mismatch deletes the file and raises
     ModelError. With HF_HUB_OFFLINE set, a model that is not complete locally raises ModelError.
     """
-    from app.ocr.hub_fetch import fetch_file
+    from app.models.fetch import fetch_file
 
     entry = get_entry(name)
     if not entry.pinned and not trust_unpinned:
@@ -420,15 +438,24 @@ def download(
         todo.append(f)
     if todo:
         cached = _hf_cache_folder(entry)
-        for f in list(todo):
-            want = _expected_sha(entry, f)
-            if cached is not None and want is not None and file_sha256(cached / f.name) == want:
-                shutil.copyfile(cached / f.name, store / f.name)
-                _remember_hash(store / f.name, want)
-                size = (store / f.name).stat().st_size
+        usable = [f for f in todo if cached is not None and _expected_sha(entry, f) is not None
+                  and file_sha256(cached / f.name) == _expected_sha(entry, f)]
+        if cached is not None and len(usable) == len(entry.files):
+            # the whole model is in the Hugging Face cache, verified: use it in place, no second copy
+            if not any(store.iterdir()):
+                store.rmdir()
+            for f in entry.files:
+                size = (cached / f.name).stat().st_size
                 if progress:
                     progress(f.name, size, size)
-                todo.remove(f)
+            return _result_path(entry, cached)
+        for f in usable:  # some files here, the rest in the cache: link them (no copy where possible)
+            _link_or_copy(cached / f.name, store / f.name)
+            _remember_hash(store / f.name, _expected_sha(entry, f))
+            size = (store / f.name).stat().st_size
+            if progress:
+                progress(f.name, size, size)
+            todo.remove(f)
     if todo and is_offline():
         raise ModelError(f"model {entry.name} is not installed (missing {', '.join(f.name for f in todo)} in "
                          f"{store}) and offline mode is on (HF_HUB_OFFLINE). Unset HF_HUB_OFFLINE and run: "
