@@ -13,5 +13,9 @@ class ImageError(UserError):
     """An image could not be read."""
 
 
+class OutOfMemory(UserError):
+    """Even a single crop does not fit in memory on the device left to use."""
+
+
 class Cancelled(Exception):
     """Raised when the user cancelled long work (a cancel hook returned True)."""

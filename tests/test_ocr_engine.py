@@ -25,7 +25,7 @@ def crops():
 
 @pytest.fixture(scope="module")
 def recognizers(tiny_models):
-    return {v: load_recognizer(tiny_models[v], device="cpu") for v in VARIANTS}
+    return {v: load_recognizer(tiny_models[v], device="cpu", precision="fp32") for v in VARIANTS}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

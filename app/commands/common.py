@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from app.errors import UserError
+from app.ocr import PRECISIONS
 
 
 def add_model_options(parser) -> None:
@@ -12,6 +13,9 @@ def add_model_options(parser) -> None:
     parser.add_argument("--patches", type=int, default=384, help="patch budget per crop (256 / 384 / 512 ...)")
     parser.add_argument("--max-new-tokens", type=int, default=128, help="most tokens generated per crop")
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
+    parser.add_argument("--precision", default="auto", choices=list(PRECISIONS),
+                        help="auto (default: the fastest that keeps accuracy on this device), fp32 (exact), "
+                             "bf16, fp16 (GPU) or int8 (CPU)")
     parser.add_argument("--batch-size", type=int, default=None, help="crops decoded together")
 
 
@@ -43,7 +47,7 @@ def load_pipeline_for(args):
     detector = load_detector(args.detector, device=args.device)
     recognizer = load_recognizer_for(args)
     settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
-                                batch_size=args.batch_size or recognizer.default_batch_size(),
+                                batch_size=args.batch_size,
                                 imgsz=args.imgsz, conf=args.conf)
     return Pipeline(detector, recognizer, settings)
 
@@ -79,4 +83,4 @@ class ProgressLine:
 def load_recognizer_for(args):
     from app.ocr.recognizer import load_recognizer
 
-    return load_recognizer(args.model, device=args.device)
+    return load_recognizer(args.model, device=args.device, precision=args.precision)

@@ -28,7 +28,8 @@ PAGE_ERRORS = (UserError, OSError, ValueError, RuntimeError)
 @dataclass(frozen=True)
 class PipelineSettings:
     """patches: recognizer patch budget (256 / 384 / 512); max_new_tokens: decode limit per crop;
-    order: "rtl" | "ltr"; batch_size: crops per recognizer batch; imgsz / conf / iou: detector
+    order: "rtl" | "ltr"; batch_size: crops per recognizer batch (None: the recognizer's
+    default for its device, the one policy); imgsz / conf / iou: detector
     input size (pixels, long side; None = the size the detector was trained at), minimum score,
     NMS IoU; chunk_pages: pages per detect+read
     round; detect_batch: pages per detector call."""
@@ -36,7 +37,7 @@ class PipelineSettings:
     patches: int = 384
     max_new_tokens: int = 128
     order: str = "rtl"
-    batch_size: int = 16
+    batch_size: int | None = None
     imgsz: int | None = None
     conf: float = 0.25
     iou: float = 0.5

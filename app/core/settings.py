@@ -11,9 +11,11 @@ import tempfile
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+from app.ocr import PRECISIONS
+
 DEFAULT_MODEL = "hayai-ocr-v2.5-nova"
 PATCH_BUDGETS = (256, 384, 512)
-DEVICES = ("auto", "cuda", "cpu")
+DEVICES = ("auto", "cuda", "mps", "cpu")
 ORDERS = ("rtl", "ltr")
 OVERLAYS = ("text", "boxes", "none")  # text = boxes + transcriptions
 OVERLAY_SOURCES = ("text", "translation")
@@ -25,6 +27,7 @@ class AppSettings:
     model: str = DEFAULT_MODEL  # model name known to the store, or a folder path
     detector: str = "comic-speech-bubble-detector"  # detector name (model store) or .pt path
     device: str = "auto"  # one of DEVICES
+    precision: str = "auto"  # one of app.ocr.PRECISIONS (auto: per device, app.ocr.precision)
     patches: int = 384  # patch budget per crop (any positive value; 256/384/512 offered)
     order: str = "rtl"  # reading order for new detections
     overlay: str = "text"  # what the canvas draws over blocks
@@ -43,6 +46,7 @@ class AppSettings:
         return replace(
             self,
             device=self.device if self.device in DEVICES else d.device,
+            precision=self.precision if self.precision in PRECISIONS else d.precision,
             patches=self.patches if isinstance(self.patches, int) and 16 <= self.patches <= 4096 else d.patches,
             order=self.order if self.order in ORDERS else d.order,
             overlay=self.overlay if self.overlay in OVERLAYS else d.overlay,

@@ -125,6 +125,8 @@ class Detector:
         self.path = path
         self.name = path.stem
         self.device = device
+        self.fallback_reason = ""  # why it runs on the CPU although a GPU was asked for
+        self.on_fallback = None  # called with the reason when it moves to the CPU
         self.task = getattr(model, "task", "detect")
         self.names = {int(k): str(v) for k, v in model.names.items()}
         self.class_map = build_class_map(self.names, class_map)
@@ -160,19 +162,70 @@ class Detector:
             by_size.setdefault(rgb.shape[:2], []).append(i)
         out: list[list[Detection]] = [[] for _ in images]
         step = max(1, batch)
-        half = self.device.startswith("cuda")
         threads = torch.get_num_threads()  # predict() on the CPU resets it to cores - 1: put it back
         try:
             for indices in by_size.values():
-                for start in range(0, len(indices), step):
+                start = 0
+                while start < len(indices):
                     chunk = indices[start:start + step]
-                    results = self._model.predict([arrays[i] for i in chunk], imgsz=imgsz, conf=conf, iou=iou,
-                                                  device=self.device, half=half, verbose=False)
+                    results, oom = self._predict_or_oom([arrays[i] for i in chunk], imgsz, conf, iou)
+                    if results is None:
+                        step = self._after_oom(oom, step)
+                        continue
                     for i, result in zip(chunk, results, strict=True):
                         out[i] = detections_from_result(result, self.class_map)
+                    start += len(chunk)
         finally:
             torch.set_num_threads(threads)
         return out
+
+    def _predict_or_oom(self, arrays, imgsz, conf, iou):
+        """(results, "") or, on out of memory, (None, the error's first line); other errors raise.
+        The exception is not kept: its traceback would pin the failed batch's memory."""
+        from app.models.device import is_out_of_memory
+
+        try:
+            return self._model.predict(arrays, imgsz=imgsz, conf=conf, iou=iou, device=self.device,
+                                       half=self.device.startswith("cuda"), verbose=False), ""
+        except RuntimeError as exc:  # torch.OutOfMemoryError is a RuntimeError
+            if not is_out_of_memory(exc):
+                raise
+            return None, (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+    def _after_oom(self, message: str, step: int) -> int:
+        """The same policy as the OCR model: halve the pages per call, then leave the GPU."""
+        import torch
+
+        from app.errors import OutOfMemory
+        from app.models.device import release_memory
+
+        release_memory(torch.device(self.device))
+        if step > 1:
+            log.warning("detector out of memory with %d pages at once, retrying with %d (%s)", step, step // 2, message)
+            return step // 2
+        if self.device == "cpu":
+            raise OutOfMemory(f"Not enough memory to detect text on one page on the CPU ({message}). "
+                              "Close other programs or choose a smaller detector input size.")
+        self.move_to_cpu(f"the detector ran out of GPU memory on a single page ({message})")
+        return 1
+
+    def move_to_cpu(self, reason: str) -> None:
+        """Run on the CPU from now on (a GPU failed, or the OCR model left it) and say why."""
+        if self.device == "cpu":
+            return
+        import torch
+
+        from app.models.device import release_memory
+
+        old = self.device
+        self._model.predictor = None  # ultralytics builds a new predictor, on the new device
+        self._model.to("cpu")
+        self.device = "cpu"
+        self.fallback_reason = reason
+        release_memory(torch.device(old))
+        log.warning("detector moved to the CPU: %s", reason)
+        if self.on_fallback is not None:
+            self.on_fallback(reason)
 
 
 def load_detector(path_or_name: str | os.PathLike, device: str = "auto", class_map: Mapping | None = None) -> Detector:

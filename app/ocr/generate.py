@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from torch.profiler import record_function
 
 from app.errors import Cancelled
 from app.ocr.model import HayaiModel, rope_frequencies
@@ -30,14 +31,36 @@ def _grid_angles(rows: torch.Tensor, cols: torch.Tensor, freqs: torch.Tensor) ->
     return torch.cat((rows.float()[:, None] * freqs, cols.float()[:, None] * freqs), dim=-1)
 
 
+def vision_features(model: HayaiModel, batch: PixelBatch) -> torch.Tensor:
+    """The vision tower's last hidden state (B, N, C).
+
+    Normally one call for the batch. A model whose `vision_per_crop` is set (int8: activations
+    are quantized with one scale per call) runs each crop on its own, so a crop's features do
+    not depend on its neighbours; the DSC projector then needs only the real patches, so the
+    padding is not computed at all (rows past a crop's patches are zero)."""
+    if not getattr(model, "vision_per_crop", False):
+        return model.vision_encoder(pixel_values=batch.pixel_values, pixel_attention_mask=batch.pixel_attention_mask,
+                                    spatial_shapes=batch.spatial_shapes).last_hidden_state
+    B, N, _ = batch.pixel_values.shape
+    out = None
+    for b, (rows, cols) in enumerate(batch.spatial_shapes.tolist()):
+        n = rows * cols if model.cfg.projector == "dsc" else N
+        feats = model.vision_encoder(pixel_values=batch.pixel_values[b:b + 1, :n],
+                                     pixel_attention_mask=batch.pixel_attention_mask[b:b + 1, :n],
+                                     spatial_shapes=batch.spatial_shapes[b:b + 1]).last_hidden_state  # (1, n, C)
+        if out is None:
+            out = feats.new_zeros(B, N, feats.shape[-1])
+        out[b, :n] = feats[0]
+    return out
+
+
 @torch.no_grad()
 def encode_prefix(model: HayaiModel, batch: PixelBatch) -> Prefix:
     cfg = model.cfg
     device = model.device
     batch = batch.to(device)
-    out = model.vision_encoder(pixel_values=batch.pixel_values, pixel_attention_mask=batch.pixel_attention_mask,
-                               spatial_shapes=batch.spatial_shapes)
-    feats = out.last_hidden_state  # (B, N, C)
+    with record_function("hayai.vision_tower"):
+        feats = vision_features(model, batch)  # (B, N, C)
     B, N, C = feats.shape
     freqs = rope_frequencies(cfg, device)
     shapes = batch.spatial_shapes.tolist()
@@ -49,7 +72,8 @@ def encode_prefix(model: HayaiModel, batch: PixelBatch) -> Prefix:
             n = rows * cols
             angles[b, :n] = _grid_angles(idx[:n] // cols, idx[:n] % cols, freqs)
         valid = torch.ones(B, N, dtype=torch.bool, device=device)
-        return Prefix(model.decoder.projector(feats), angles, valid)
+        with record_function("hayai.projector"):
+            return Prefix(model.decoder.projector(feats), angles, valid)
 
     # DSC: valid features as an (h, w) grid, replicate-padded to even sides, 2x2 pixel-unshuffle
     grids, lengths = [], []
@@ -70,7 +94,8 @@ def encode_prefix(model: HayaiModel, batch: PixelBatch) -> Prefix:
         idx = torch.arange(n, device=device)
         angles[b, :n] = _grid_angles(idx // w2, idx % w2, freqs)
         valid[b, :n] = True
-    return Prefix(model.decoder.projector(tokens), angles, valid)
+    with record_function("hayai.projector"):
+        return Prefix(model.decoder.projector(tokens), angles, valid)
 
 
 def _text_angles(t: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
@@ -120,6 +145,7 @@ def _run(model: HayaiModel, state: _State, x: torch.Tensor, angles: torch.Tensor
     return model.decoder.logits(h[:, -1])
 
 
+@record_function("hayai.prefill")
 def _prefill(model, state: _State, prefix: Prefix, bos_id: int) -> torch.Tensor:
     B = prefix.embeds.shape[0]
     freqs = rope_frequencies(model.cfg, prefix.embeds.device)
@@ -129,6 +155,7 @@ def _prefill(model, state: _State, prefix: Prefix, bos_id: int) -> torch.Tensor:
     return _run(model, state, x, torch.cat((prefix.angles, text), dim=1), 0)
 
 
+@record_function("hayai.decode_step")
 def _step(model, state: _State, tokens: torch.Tensor, s: int) -> torch.Tensor:
     """Feed the token chosen at step s (B,) at text position s."""
     freqs = rope_frequencies(model.cfg, tokens.device)

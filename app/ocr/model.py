@@ -156,8 +156,9 @@ class Decoder(nn.Module):
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:  # (B, D) -> (B, V) float32
         x = self.final_norm(x)
-        weight = self.token_embeddings.weight if self.output_head is None else self.output_head.weight
-        return F.linear(x, weight.to(x.dtype)).float()
+        if self.output_head is None:  # tied to the embeddings (alpha)
+            return F.linear(x, self.token_embeddings.weight.to(x.dtype)).float()
+        return self.output_head(x).float()  # a module call, so int8 can swap the layer
 
     def forward(self, x, cos, sin, mask, caches, start):
         for layer, cache in zip(self.layers, caches):

@@ -1,12 +1,13 @@
 """The facade the rest of the app uses: load_recognizer(...).recognize(images) -> [Recognition].
 
 Crops are grouped by size (similar vision-prefix lengths decode together), decoded in batches
-with padding masked, and returned in input order. On CUDA: float16 autocast (norms and softmax
-in float32), out-of-memory retried with smaller batches, then a fallback to the CPU.
+with padding masked, and returned in input order. The precision (app.ocr.precision) is chosen
+at load time. Device failures (app.models.device policy): out of memory halves the batch; out of
+memory on a single crop on a GPU moves the model to the CPU for the rest of the session, tells
+`on_fallback` why and keeps reading; any other error surfaces as an error.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 from collections.abc import Callable
@@ -16,16 +17,32 @@ from pathlib import Path
 import torch
 from PIL import Image
 
-from app.errors import Cancelled, ModelError
-from app.models.device import describe_device, is_out_of_memory, resolve_device
+from app.errors import Cancelled, ModelError, OutOfMemory
+from app.models.device import (
+    MoveFailed,
+    describe_device,
+    is_out_of_memory,
+    move_module,
+    release_memory,
+    resolve_device,
+)
 from app.ocr import generate
 from app.ocr.loading import load_model
+from app.ocr.precision import (
+    LABELS,
+    apply_precision,
+    autocast,
+    convert_precision,
+    cpu_precision_after_fallback,
+    resolve_precision,
+)
 from app.ocr.preprocess import preprocess, target_size
 from app.ocr.tokenizer import load_tokenizer
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (crops done, crops total)
+DEFAULT_BATCH = {"cpu": 16, "cuda": 32, "mps": 16}  # crops decoded together (bench/ocr_throughput.py)
 
 
 @dataclass(frozen=True)
@@ -36,13 +53,23 @@ class Recognition:
 
 
 class Recognizer:
-    def __init__(self, model, tokenizer, device: torch.device, name: str, folder: Path | None = None):
+    """model: a HayaiModel set up for `precision` on `device`; requested_precision: what the
+    user asked for (auto included), used again when the model has to move to the CPU.
+    fallback_reason: why it runs on the CPU although another device was asked for ("" if not);
+    on_fallback(reason) is called when that happens during recognition."""
+
+    def __init__(self, model, tokenizer, device: torch.device, name: str, folder: Path | None = None,
+                 precision: str = "fp32", requested_precision: str | None = None):
         self.model = model
         self.tokenizer = tokenizer
         self._device = device
         self.name = name
         self.folder = folder
         self.variant = model.cfg.variant
+        self.precision = precision
+        self.requested_precision = requested_precision or precision
+        self.fallback_reason = ""
+        self.on_fallback: Callable[[str], None] | None = None
 
     @property
     def device(self) -> str:
@@ -53,11 +80,15 @@ class Recognizer:
         return describe_device(self._device)
 
     @property
+    def precision_label(self) -> str:
+        return LABELS.get(self.precision, self.precision)
+
+    @property
     def stop_ids(self) -> tuple[int, ...]:
         return tuple(sorted({self.tokenizer.eos_id, self.tokenizer.pad_id}))
 
     def default_batch_size(self) -> int:
-        return 32 if self._device.type == "cuda" else 8
+        return DEFAULT_BATCH.get(self._device.type, 16)
 
     def recognize(self, images: list[Image.Image], max_num_patches: int = 384, max_new_tokens: int = 128,
                   batch_size: int | None = None, progress: Progress | None = None,
@@ -74,11 +105,10 @@ class Recognizer:
             if cancel is not None and cancel():
                 raise Cancelled("recognition cancelled")
             chunk = order[start:start + size]
-            try:
-                ids = self._decode([images[i] for i in chunk], max_num_patches, max_new_tokens,
-                                   repetition_penalty, num_beams, length_penalty, cancel)
-            except (RuntimeError, torch.OutOfMemoryError) as exc:
-                size = self._recover(exc, size)
+            ids, oom = self._decode_or_oom([images[i] for i in chunk], max_num_patches, max_new_tokens,
+                                           repetition_penalty, num_beams, length_penalty, cancel)
+            if ids is None:
+                size = self._after_oom(oom, size, max_num_patches)
                 continue
             for i, tokens in zip(chunk, ids):
                 results[i] = Recognition(self.tokenizer.decode(tokens), tokens, max_num_patches)
@@ -88,18 +118,45 @@ class Recognizer:
                 progress(done, total)
         return results  # type: ignore[return-value]
 
-    def _recover(self, exc: BaseException, size: int) -> int:
-        """After a failed batch: smaller batches on CUDA, then the CPU. Re-raises otherwise."""
-        if self._device.type != "cuda":
-            raise exc
-        if is_out_of_memory(exc) and size > 1:
-            torch.cuda.empty_cache()
-            log.warning("CUDA out of memory with batch %d, retrying with %d", size, size // 2)
+    def _decode_or_oom(self, *args) -> tuple[list[list[int]] | None, str]:
+        """(ids, "") or, on out of memory, (None, the error's first line). Other errors raise. The
+        exception object is not kept: its traceback pins the failed batch's tensors."""
+        try:
+            return self._decode(*args), ""
+        except (RuntimeError, torch.OutOfMemoryError) as exc:
+            if not is_out_of_memory(exc):
+                raise
+            return None, (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+    def _after_oom(self, message: str, size: int, patches: int) -> int:
+        """After an out-of-memory batch (outside the except block): the next batch size."""
+        release_memory(self._device)
+        if size > 1:
+            log.warning("%s out of memory with %d crops at once, retrying with %d (%s)",
+                        self.device_label, size, size // 2, message)
             return size // 2
-        log.warning("CUDA failed (%s); falling back to the CPU", exc)
-        self.model = self.model.to("cpu")
+        if self._device.type == "cpu":
+            raise OutOfMemory(f"Not enough memory to read even one crop at {patches} patches on the CPU "
+                              f"({message}). Close other programs or choose a smaller patch budget.")
+        self.fall_back_to_cpu(f"{self.device_label} ran out of memory on a single crop at {patches} patches "
+                              f"({message})")
+        return self.default_batch_size()
+
+    def fall_back_to_cpu(self, reason: str) -> None:
+        """Move the model to the CPU for the rest of the session (a GPU failed) and say why."""
+        if self._device.type == "cpu":
+            return
+        old = self._device
+        self.model.to("cpu")
         self._device = torch.device("cpu")
-        return max(1, size)
+        release_memory(old)
+        wanted = cpu_precision_after_fallback(self.requested_precision)
+        self.model = convert_precision(self.model, self.precision, wanted)
+        self.precision = wanted
+        self.fallback_reason = reason
+        log.warning("OCR model moved to the CPU (%s): %s", self.precision_label, reason)
+        if self.on_fallback is not None:
+            self.on_fallback(reason)
 
     def _grouped_order(self, images, max_num_patches) -> list[int]:
         """Indices sorted by vision-prefix size, then aspect, so a batch pads little."""
@@ -114,9 +171,7 @@ class Recognizer:
     def _decode(self, images, max_num_patches, max_new_tokens, repetition_penalty, num_beams,
                 length_penalty, cancel) -> list[list[int]]:
         batch = preprocess(images, max_num_patches)
-        autocast = (torch.autocast("cuda", dtype=torch.float16) if self._device.type == "cuda"
-                    else contextlib.nullcontext())
-        with autocast:
+        with autocast(self.precision, self._device):
             if num_beams > 1:
                 return generate.beam_search(self.model, batch, self.tokenizer.bos_id, self.stop_ids,
                                             max_new_tokens, num_beams, length_penalty, cancel)
@@ -135,19 +190,32 @@ def resolve_model_path(path_or_name) -> Path:
     return path
 
 
-def load_recognizer(path_or_name="nova", device: str = "auto") -> Recognizer:
-    """Load a Hayai checkpoint folder (or a model-store name) onto a device."""
+def load_recognizer(path_or_name="nova", device: str = "auto", precision: str = "auto") -> Recognizer:
+    """Load a Hayai checkpoint folder (or a model-store name) onto a device, in a precision
+    (app.ocr.precision.PRECISIONS; "auto" picks per device). A model that does not fit on the
+    device it was sent to is moved back whole and runs on the CPU (`fallback_reason` says why)."""
     folder = resolve_model_path(path_or_name)
     target = resolve_device(device)
+    mode = resolve_precision(precision, target)  # checked before the load: a bad choice fails fast
     model, _ = load_model(folder, "cpu")
     tokenizer = load_tokenizer(folder, model.cfg.byte_tokenizer)
     if tokenizer.vocab_size > model.cfg.vocab_size:
         raise ModelError(f"{folder}: tokenizer.json has {tokenizer.vocab_size} ids but the model only "
                          f"{model.cfg.vocab_size}: the tokenizer does not belong to this checkpoint.")
+    current = "fp32"
+    if mode == "bf16":  # convert before a move: half the bytes cross to the device
+        model, current = apply_precision(model, "bf16"), "bf16"
+    reason = ""
     if target.type != "cpu":
         try:
-            model = model.to(target)
-        except (RuntimeError, torch.OutOfMemoryError) as exc:
-            log.warning("could not move the model to %s (%s); using the CPU", target, exc)
+            move_module(model, target)
+        except MoveFailed as exc:
+            reason = str(exc)
+            log.warning("%s; using the CPU", reason)
             target = torch.device("cpu")
-    return Recognizer(model, tokenizer, target, name=folder.name, folder=folder)
+            mode = cpu_precision_after_fallback(precision)
+    model = convert_precision(model, current, mode)
+    rec = Recognizer(model, tokenizer, target, name=folder.name, folder=folder, precision=mode,
+                     requested_precision=precision)
+    rec.fallback_reason = reason
+    return rec

@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QStyle, QToolBar
 
 from app.core.settings import PATCH_BUDGETS
+from app.ui.device_status import fill_device_combos
 
 # (action name, label, shortcut) for the help dialog and the menus
 SHORTCUTS = [
@@ -150,9 +151,8 @@ def build(w) -> SimpleNamespace:
         a.patches.addItem(f"{p} patches", p)
     a.patches.addItem("Custom…", -1)
     a.device = QComboBox()
-    a.device.setToolTip("Where the models run")
-    for key, label in (("auto", "Auto"), ("cuda", "CUDA"), ("cpu", "CPU")):
-        a.device.addItem(label, key)
+    a.precision = QComboBox()
+    fill_device_combos(a.device, a.precision)
     a.model = QComboBox()
     a.model.setToolTip("OCR model")
     a.model.setMinimumContentsLength(14)
@@ -163,7 +163,7 @@ def build(w) -> SimpleNamespace:
     a.order.setToolTip("Reading order of new detections")
     a.order.addItem("Right to left", "rtl")
     a.order.addItem("Left to right", "ltr")
-    for label, combo in (("Budget", a.patches), ("Device", a.device), ("OCR", a.model),
+    for label, combo in (("Budget", a.patches), ("Device", a.device), ("Precision", a.precision), ("OCR", a.model),
                          ("Detector", a.detector), ("Order", a.order)):
         tb.addWidget(QLabel(f" {label} "))
         tb.addWidget(combo)

@@ -27,6 +27,7 @@ from app.ui import actions, session
 from app.ui.block_panel import BlockPanel
 from app.ui.canvas import Mode, PageView
 from app.ui.commands import push_edit
+from app.ui.device_status import DeviceStatusMixin
 from app.ui.dialogs import NoticeBar, Questions, ShortcutsDialog
 from app.ui.document_model import DocumentModel
 from app.ui.image_jobs import ImageJob, ImageJobSignals
@@ -38,7 +39,7 @@ from app.ui.worker import WorkerConfig, WorkerHost
 OVERLAY_CYCLE = ("text", "boxes", "none")
 
 
-class MainWindow(RunMixin, QMainWindow):
+class MainWindow(RunMixin, DeviceStatusMixin, QMainWindow):
     """Emits `run_finished(status)` when a detection/OCR run ends (tests, smoke test)."""
 
     run_finished = Signal(str)  # done | cancelled | failed
@@ -113,7 +114,7 @@ class MainWindow(RunMixin, QMainWindow):
         self.host = WorkerHost(self)
         w = self.host.worker
         w.models_loading.connect(self._on_models_loading)
-        w.models_ready.connect(self._on_models_ready)
+        self.connect_device_signals()
         w.page_read.connect(self._on_page_read)
         w.region_read.connect(self._on_region_read)
         w.blocks_read.connect(self._on_blocks_read)
@@ -153,10 +154,11 @@ class MainWindow(RunMixin, QMainWindow):
             a.patches.insertItem(a.patches.count() - 1, f"{s.patches} patches", s.patches)
         a.patches.setCurrentIndex(a.patches.findData(s.patches))
         a.device.setCurrentIndex(max(0, a.device.findData(s.device)))
+        a.precision.setCurrentIndex(max(0, a.precision.findData(s.precision)))
         a.order.setCurrentIndex(max(0, a.order.findData(s.order)))
         session.fill_model_combos(self)
         a.patches.activated.connect(self._on_patches_chosen)
-        for combo in (a.device, a.order):
+        for combo in (a.device, a.precision, a.order):
             combo.activated.connect(lambda _i: self._settings_from_toolbar())
         a.model.activated.connect(lambda _i: session.on_model_combo(self))
         a.detector.activated.connect(lambda _i: session.on_detector_combo(self))
@@ -177,7 +179,7 @@ class MainWindow(RunMixin, QMainWindow):
     def _settings_from_toolbar(self) -> None:
         a = self.act
         self.update_settings(patches=int(a.patches.currentData()), device=a.device.currentData(),
-                             order=a.order.currentData())
+                             precision=a.precision.currentData(), order=a.order.currentData())
 
     def update_settings(self, **changes) -> None:
         """Change settings, store them, and reconfigure the worker."""
@@ -191,7 +193,7 @@ class MainWindow(RunMixin, QMainWindow):
     def configure_worker(self) -> None:
         s = self.settings
         self.host.configure(WorkerConfig(model=s.model, detector=s.detector, device=s.device,
-                                         patches=s.patches, order=s.order,
+                                         precision=s.precision, patches=s.patches, order=s.order,
                                          overrides=dict(self.pipeline_overrides)))
 
     def update_model_banner(self) -> None:

@@ -60,13 +60,6 @@ class RunMixin:
         self.progress.setRange(0, 0)  # busy indicator
         self.progress.show()
 
-    def _on_models_ready(self, info: dict) -> None:
-        dev = info.get("device", "cpu")
-        gpu = f" ({info['gpu']})" if info.get("gpu") else ""
-        names = " + ".join(x for x in (info.get("model"), info.get("detector")) if x)
-        self.device_label.setText(f"{names} on {dev.upper()}{gpu}")
-        self.device_label.setToolTip(f"Models: {names}\nDevice actually used: {dev}{gpu}")
-
     def _on_progress(self, req_id: int, p) -> None:
         if req_id != self._run_id or req_id not in self._requests:
             return

@@ -27,6 +27,7 @@ class WorkerConfig:
     model: str = ""  # OCR model name or folder
     detector: str = ""  # detector name or .pt path; "" = the default
     device: str = "auto"
+    precision: str = "auto"  # OCR precision (app.ocr.PRECISIONS)
     patches: int = 384
     order: str = "rtl"
     overrides: dict = field(default_factory=dict)  # other PipelineSettings fields (conf, imgsz, ...)
@@ -47,7 +48,10 @@ class Request:
 
 class Worker(QObject):
     models_loading = Signal(str)  # what is being loaded, for the status bar
-    models_ready = Signal(dict)  # model, detector, device, gpu
+    models_ready = Signal(dict)  # model, detector, device, gpu, precision, fallback
+    device_fell_back = Signal(str)  # why a model left the GPU for the CPU (once per event)
+    capabilities = Signal(dict)  # what this machine offers: cuda, mps (bool), auto_precision
+    preloaded = Signal(str)  # "" when the models are loaded, else why not (a request will retry)
     page_read = Signal(int, object)  # request id, Page
     region_read = Signal(int, str, object)  # request id, page name, Block
     blocks_read = Signal(int, str, object)  # request id, page name, list[Block]
@@ -68,6 +72,27 @@ class Worker(QObject):
     @Slot(object)
     def configure(self, config: WorkerConfig) -> None:
         self.config = config
+
+    @Slot()
+    def preload(self) -> None:
+        """Import torch and ultralytics and load the configured models now, before the user asks
+        for a page (called once the window is up). A model that cannot load now is left for the
+        first request, which reports why."""
+        import torch
+
+        from app.detect.detector import import_ultralytics
+        from app.models.device import available_devices
+        from app.ocr.precision import auto_precision
+
+        import_ultralytics()
+        self.capabilities.emit({**available_devices(), "auto_precision": auto_precision(torch.device("cpu"))})
+        try:
+            self._recognizer_for()
+            self._detector_for()
+        except Exception as exc:  # noqa: BLE001 - thread boundary: the GUI says why; a request retries
+            self.preloaded.emit(str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}")
+            return
+        self.preloaded.emit("")
 
     @Slot(object)
     def handle(self, request: Request) -> None:
@@ -99,7 +124,7 @@ class Worker(QObject):
     # --- models -----------------------------------------------------------------------------
     def _recognizer_for(self):
         c = self.config
-        key = (c.model, c.device)
+        key = (c.model, c.device, c.precision)
         if self._recognizer is None or self._loaded_key != key:
             if not c.model:
                 raise UserError("No OCR model chosen: download Hayai v2.5 Nova or choose a model "
@@ -108,8 +133,11 @@ class Worker(QObject):
             from app.ocr import load_recognizer
 
             self._recognizer = None
-            self._recognizer = load_recognizer(c.model, device=c.device)
+            self._recognizer = load_recognizer(c.model, device=c.device, precision=c.precision)
+            self._recognizer.on_fallback = self._on_ocr_fallback
             self._loaded_key = key
+            if self._recognizer.fallback_reason:  # it did not fit on the GPU at load time
+                self._on_ocr_fallback(self._recognizer.fallback_reason)
             self._announce()
         return self._recognizer
 
@@ -124,23 +152,46 @@ class Worker(QObject):
                 raise UserError("No text detector chosen: pick a detector .pt file (Models > Choose "
                                 "detector file) or download one in the model manager.")
             self._detector = None
-            self._detector = load_detector(c.detector, device=c.device)
+            ocr_left_gpu = self._recognizer is not None and self._recognizer.fallback_reason
+            self._detector = load_detector(c.detector, device="cpu" if ocr_left_gpu else c.device)
+            self._detector.on_fallback = self._on_detector_fallback
             self._detector_key = key
             self._announce()
         return self._detector
 
+    # --- device failures (app.models.device policy) ---------------------------------------------
+    def _on_ocr_fallback(self, reason: str) -> None:
+        """The OCR model left the GPU: the detector goes with it, the user is told once."""
+        if self._detector is not None:
+            self._detector.on_fallback = None  # one message for the pair
+            self._detector.move_to_cpu(f"it follows the OCR model ({reason})")
+            self._detector.on_fallback = self._on_detector_fallback
+        self.device_fell_back.emit(f"The OCR model now runs on the CPU: {reason}. Reading goes on, more slowly; "
+                                   "choose the device again (toolbar) to retry the GPU.")
+        self._announce()
+
+    def _on_detector_fallback(self, reason: str) -> None:
+        self.device_fell_back.emit(f"The text detector now runs on the CPU: {reason}. Detection goes on, "
+                                   "more slowly.")
+        self._announce()
+
     def _announce(self) -> None:
-        device = str(getattr(self._recognizer, "device", "") or getattr(self._detector, "device", "") or "cpu")
+        rec, det = self._recognizer, self._detector
+        device = str(getattr(rec, "device", "") or getattr(det, "device", "") or "cpu")
         gpu = ""
         if device.startswith("cuda"):
             import torch
 
             gpu = torch.cuda.get_device_name(torch.device(device))
         self.models_ready.emit({
-            "model": getattr(self._recognizer, "name", "") if self._recognizer else "",
-            "detector": getattr(self._detector, "name", self.config.detector) if self._detector else "",
+            "model": getattr(rec, "name", "") if rec else "",
+            "detector": getattr(det, "name", self.config.detector) if det else "",
             "device": device,
+            "detector_device": getattr(det, "device", "") if det else "",
             "gpu": gpu,
+            "precision": getattr(rec, "precision", "") if rec else "",
+            "fallback": (getattr(rec, "fallback_reason", "") if rec else "")
+                        or (getattr(det, "fallback_reason", "") if det else ""),
         })
 
     def _pipeline(self, need_detector: bool):
@@ -206,6 +257,7 @@ class WorkerHost(QObject):
 
     submit_request = Signal(object)
     submit_config = Signal(object)
+    submit_preload = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -215,6 +267,7 @@ class WorkerHost(QObject):
         self.worker.moveToThread(self.thread)
         self.submit_request.connect(self.worker.handle, Qt.ConnectionType.QueuedConnection)
         self.submit_config.connect(self.worker.configure, Qt.ConnectionType.QueuedConnection)
+        self.submit_preload.connect(self.worker.preload, Qt.ConnectionType.QueuedConnection)
         self.thread.finished.connect(self.worker.close_source, Qt.ConnectionType.DirectConnection)
         self.worker.finished.connect(self._on_finished)
         self._next_id = 0
@@ -223,6 +276,10 @@ class WorkerHost(QObject):
 
     def configure(self, config: WorkerConfig) -> None:
         self.submit_config.emit(config)
+
+    def preload(self) -> None:
+        """Heavy imports and the configured models, in the worker, now (queued after configure)."""
+        self.submit_preload.emit()
 
     def submit(self, kind: str, source_path: str, **fields) -> int:
         """Queue a request; returns its id."""

@@ -1,0 +1,127 @@
+"""Precision modes of the Hayai engine, a load-time choice of the Recognizer.
+
+    fp32  exact: the published inference path token for token (tests/test_golden.py)
+    bf16  weights and activations in bfloat16; norms, RoPE, softmax and logits in float32
+    fp16  float16 autocast with norms in float32 (the model card's CUDA setting)
+    int8  CPU: every Linear of the vision tower, projector and decoder dynamically quantized
+          (int8 weights per output channel, activations quantized per call, x86/fbgemm kernels
+          that use VNNI), everything else float32
+    auto  per device, the fastest mode that passed the accuracy guard
+          (tests/test_precision_accuracy.py): CUDA -> fp16; a CPU with int8 dot products
+          (AVX-512 VNNI, AVX-VNNI, AMX) -> int8; a CPU with bfloat16 matrix units (AVX-512
+          BF16, AMX) -> bf16; anything else (MPS, older CPUs) -> fp32.
+
+Measured on the 2-core AMD EPYC (AVX-512 BF16 + VNNI) this project develops on, real-size
+Nova, 16 crops, 384 patches: int8 about 3x the published path, bf16 about 2x, fp32 1.0-1.1x
+(`python bench/ocr_throughput.py --compare-official`; README has the table).
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+
+import torch
+from torch import nn
+
+from app.errors import UserError
+from app.models.device import cpu_features
+from app.ocr import PRECISIONS
+
+log = logging.getLogger(__name__)
+
+__all__ = ["PRECISIONS", "apply_precision", "auto_precision", "autocast", "resolve_precision"]
+LABELS = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "int8": "INT8"}
+INT8_CPU_FEATURES = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
+BF16_CPU_FEATURES = frozenset({"avx512_bf16", "amx_bf16"})
+
+
+def auto_precision(device: torch.device, features: frozenset[str] | None = None) -> str:
+    """The mode `auto` picks on `device` (see the module docstring for why)."""
+    if device.type == "cuda":
+        return "fp16"
+    if device.type != "cpu":
+        return "fp32"
+    features = cpu_features() if features is None else features
+    if features & INT8_CPU_FEATURES and int8_available():
+        return "int8"
+    if features & BF16_CPU_FEATURES:
+        return "bf16"
+    return "fp32"
+
+
+def int8_available() -> bool:
+    """PyTorch's dynamic quantization with the x86 / fbgemm kernels is present."""
+    try:
+        from torch.ao.quantization import quantize_dynamic  # noqa: F401
+    except ImportError:
+        return False
+    return bool({"x86", "fbgemm"} & set(torch.backends.quantized.supported_engines))
+
+
+def resolve_precision(name: str, device: torch.device) -> str:
+    """A precision name (auto included) -> the concrete mode for `device`; UserError when the
+    name is unknown or the mode cannot run there."""
+    name = (name or "auto").lower()
+    if name not in PRECISIONS:
+        raise UserError(f"unknown precision {name!r}: use one of {', '.join(PRECISIONS)}")
+    if name == "auto":
+        return auto_precision(device)
+    if name == "int8" and device.type != "cpu":
+        raise UserError("int8 runs on the CPU only (dynamic quantization); on a GPU use fp16 or bf16")
+    if name == "int8" and not int8_available():
+        raise UserError("int8 needs PyTorch's x86 / fbgemm quantized kernels, which this PyTorch build "
+                        "lacks; use bf16 or fp32")
+    return name
+
+
+def _int8_targets(model: nn.Module) -> set[str]:
+    """Names of the Linear layers to quantize: those of the vision tower's encoder layers (the
+    patch embedding stays: the SigLIP2 tower reads its weight dtype directly)."""
+    return {name for name, m in model.named_modules()
+            if isinstance(m, nn.Linear) and name.startswith("vision_encoder.encoder.")}
+
+
+def apply_precision(model: nn.Module, precision: str) -> nn.Module:
+    """Convert a float32 model (on its device) for `precision`; returns the model to use."""
+    if precision == "bf16":
+        return model.to(torch.bfloat16)
+    if precision == "int8":
+        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+        engines = torch.backends.quantized.supported_engines
+        if torch.backends.quantized.engine not in ("x86", "fbgemm"):
+            torch.backends.quantized.engine = "x86" if "x86" in engines else "fbgemm"
+        spec = dict.fromkeys(_int8_targets(model), per_channel_dynamic_qconfig)
+        with warnings.catch_warnings():  # torch.ao's deprecation notices: the kernels are what we use
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            model = quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)
+        model.vision_per_crop = True  # one activation scale per crop: results independent of the batch
+        return model
+    return model
+
+
+def autocast(precision: str, device: torch.device):
+    """The context a forward pass runs in: float16 autocast for fp16, nothing otherwise."""
+    if precision == "fp16":
+        return torch.autocast(device.type, dtype=torch.float16)
+    return contextlib.nullcontext()
+
+
+def cpu_precision_after_fallback(requested: str) -> str:
+    """What the CPU runs when an accelerator gives up: the user's explicit CPU-capable choice,
+    else the CPU's auto pick (fp16 is the GPU's mode)."""
+    return requested if requested in ("fp32", "bf16", "int8") else auto_precision(torch.device("cpu"))
+
+
+def convert_precision(model: nn.Module, current: str, wanted: str) -> nn.Module:
+    """Re-convert a model already set up for `current` (fp32 / bf16 / fp16 weights are float;
+    int8 cannot be undone) to `wanted`."""
+    if wanted == current:
+        return model
+    if current == "int8":
+        raise ValueError("an int8 model cannot be converted back; load it again")
+    if current == "bf16":
+        model = model.float()
+    return apply_precision(model, wanted)
