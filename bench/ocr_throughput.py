@@ -77,10 +77,13 @@ def cache_table(args) -> None:
         print(f"{budget:>7}  {kind:<20} {bs:>5}  {cps:>8.3f}  {ratio:>10.1f}")
 
 
-class _NoStopTokenizer:
+class NoStopTokenizer:
     """Ids only: no stop token, so every crop generates exactly --tokens tokens."""
 
-    bos_id, eos_id, pad_id = BOS, -1, -1
+    eos_id = pad_id = -1
+
+    def __init__(self, bos_id: int = BOS):
+        self.bos_id = bos_id
 
     def decode(self, ids) -> str:
         return ""
@@ -98,13 +101,13 @@ def recognizers(model, modes: list[str]) -> dict:
         if concrete in out:
             continue
         m = model if concrete == "fp32" else apply_precision(copy.deepcopy(model), concrete)
-        out[concrete] = Recognizer(m, _NoStopTokenizer(), cpu, name=f"hayai-{concrete}", precision=concrete)
+        out[concrete] = Recognizer(m, NoStopTokenizer(), cpu, name=f"hayai-{concrete}", precision=concrete)
     return out
 
 
 def compare_official(args) -> None:
-    from bench.official_path import OfficialPath
     from app.ocr.precision import resolve_precision
+    from bench.official_path import OfficialPath
 
     torch.manual_seed(0)
     model = random_model(HayaiConfig(variant=args.variant), seed=0)
