@@ -77,6 +77,7 @@ def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     QTest.mouseMove(vp, end)
     QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
     qtbot.waitUntil(lambda: len(w.doc.page(w.current).blocks) == 1, timeout=60000)
+    qtbot.waitUntil(lambda: len(from_worker) == 1, timeout=5000)  # the direct slot may run after the queued one
     (block_from_worker,) = from_worker
     (block,) = w.doc.page(w.current).blocks
     assert block.kind == "manual"
