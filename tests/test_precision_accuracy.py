@@ -81,6 +81,7 @@ def test_auto_picks_a_guarded_mode_for_each_device():
     assert auto_precision(torch.device("mps")) == "fp32"
     assert auto_precision(cpu, frozenset()) == "fp32"
     assert auto_precision(cpu, frozenset({"avx512_bf16"})) == "bf16"
-    assert auto_precision(cpu, frozenset({"amx_bf16", "amx_int8"})) == "int8"
-    assert auto_precision(cpu, frozenset({"avx512_vnni", "avx512_bf16"})) == "int8"
+    assert auto_precision(cpu, frozenset({"amx_bf16", "amx_int8"})) == "bf16"
+    assert auto_precision(cpu, frozenset({"avx512_vnni", "avx512_bf16"})) == "bf16"
+    assert auto_precision(cpu, frozenset({"avx_vnni"})) == "int8"
     assert auto_precision(cpu) in ("fp32", *MODES)

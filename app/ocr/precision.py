@@ -43,10 +43,10 @@ def auto_precision(device: torch.device, features: frozenset[str] | None = None)
     if device.type != "cpu":
         return "fp32"
     features = cpu_features() if features is None else features
-    if features & INT8_CPU_FEATURES and int8_available():
-        return "int8"
     if features & BF16_CPU_FEATURES:
         return "bf16"
+    if features & INT8_CPU_FEATURES and int8_available():
+        return "int8"
     return "fp32"
 
 

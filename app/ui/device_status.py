@@ -6,6 +6,9 @@ A mixin of MainWindow (which owns `act`, `device_label`, `host`, `show_notice`).
 """
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox
+
 DEVICE_ITEMS = (("auto", "Auto"), ("cuda", "CUDA"), ("cpu", "CPU"))  # + ("mps", ...) when present
 MPS_ITEM = ("mps", "Apple MPS")
 PRECISION_ITEMS = (("auto", "Auto"), ("fp32", "FP32 (exact)"), ("bf16", "BF16"), ("fp16", "FP16 (GPU)"),
@@ -24,6 +27,8 @@ def fill_device_combos(device_combo, precision_combo) -> None:
     for key, label in PRECISION_ITEMS:
         precision_combo.addItem(label, key)
     precision_combo.setToolTip(PRECISION_TIP)
+    for combo in (device_combo, precision_combo):  # MPS and "Auto (BF16)" arrive later: grow with them
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
 
 
 def status_text(info: dict) -> tuple[str, str]:
@@ -83,9 +88,11 @@ class DeviceStatusMixin:
             if self.settings.device == MPS_ITEM[0]:
                 combo.setCurrentIndex(combo.findData(MPS_ITEM[0]))
         auto = PRECISION_LABELS.get(caps.get("auto_precision", ""), "")
-        if auto:
+        if auto:  # what Auto means on this machine's CPU (a GPU uses FP16)
             i = self.act.precision.findData("auto")
-            self.act.precision.setItemText(i, f"Auto ({auto} on CPU)")
+            self.act.precision.setItemText(i, f"Auto ({auto})")
+            self.act.precision.setItemData(i, f"On this CPU Auto runs {auto}; on a CUDA GPU, FP16.",
+                                           Qt.ItemDataRole.ToolTipRole)
 
     def _on_preloaded(self, reason: str) -> None:
         if self._closing:
