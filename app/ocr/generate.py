@@ -7,6 +7,7 @@ tokens do not depend on its neighbours.
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -164,6 +165,24 @@ def _step(model, state: _State, tokens: torch.Tensor, s: int) -> torch.Tensor:
     return _run(model, state, x, angles, state.M + s)
 
 
+@contextlib.contextmanager
+def step_threads(device: torch.device):
+    """Decode steps on the CPU run on one thread. Their matrix products are small (a row per
+    crop): a second thread gains little, and when the CPU is shared (other programs, other
+    processes) every step waits for the slower thread, which made steps 5-10x slower on this
+    project's shared 2-core machine (bench/ocr_profile.py). The vision tower and the prefill,
+    large products, keep every thread."""
+    threads = torch.get_num_threads()
+    if device.type != "cpu" or threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def apply_repetition_penalty(logits: torch.Tensor, history: torch.Tensor, penalty: float) -> torch.Tensor:
     """HF semantics: over the ids seen so far (BOS included) divide positive logits, multiply negative."""
     if penalty == 1.0:
@@ -190,22 +209,23 @@ def greedy(model: HayaiModel, batch: PixelBatch, bos_id: int, stop_ids: tuple[in
     rows = torch.arange(B, device=device)  # original index of each live row
     history = torch.full((B, max_new_tokens + 1), bos_id, device=device)
     stops = torch.tensor(stop_ids, device=device)
-    for s in range(1, max_new_tokens + 1):
-        if cancel is not None and cancel():
-            raise Cancelled("recognition cancelled")
-        tokens = apply_repetition_penalty(logits, history[:, :s], repetition_penalty).argmax(-1)  # (b,)
-        history[:, s] = tokens
-        done = torch.isin(tokens, stops)
-        for r, tok, d in zip(rows.tolist(), tokens.tolist(), done.tolist()):
-            if not d:
-                results[r].append(tok)
-        if s == max_new_tokens or bool(done.all()):
-            break
-        if bool(done.any()):
-            keep = (~done).nonzero().squeeze(1)
-            state.select(keep)
-            rows, tokens, history = rows[keep], tokens[keep], history[keep]
-        logits = _step(model, state, tokens, s)
+    with step_threads(device):
+        for s in range(1, max_new_tokens + 1):
+            if cancel is not None and cancel():
+                raise Cancelled("recognition cancelled")
+            tokens = apply_repetition_penalty(logits, history[:, :s], repetition_penalty).argmax(-1)  # (b,)
+            history[:, s] = tokens
+            done = torch.isin(tokens, stops)
+            for r, tok, d in zip(rows.tolist(), tokens.tolist(), done.tolist()):
+                if not d:
+                    results[r].append(tok)
+            if s == max_new_tokens or bool(done.all()):
+                break
+            if bool(done.any()):
+                keep = (~done).nonzero().squeeze(1)
+                state.select(keep)
+                rows, tokens, history = rows[keep], tokens[keep], history[keep]
+            logits = _step(model, state, tokens, s)
     return results
 
 
@@ -262,32 +282,33 @@ def _beam_one(model, batch, bos_id, stop_ids, max_new_tokens, k, length_penalty,
     scores[0] = 0.0  # all beams start identical: expand only the first
     seqs: list[list[int]] = [[] for _ in range(k)]
     finished: list[tuple[float, list[int]]] = []
-    for s in range(1, max_new_tokens + 1):
-        if cancel is not None and cancel():
-            raise Cancelled("recognition cancelled")
-        logp = F.log_softmax(logits.float(), dim=-1) + scores[:, None]  # (k, V)
-        top, idx = logp.flatten().topk(2 * k)
-        vocab = logp.shape[1]
-        beams, next_scores, next_tokens, next_seqs = [], [], [], []
-        for sc, i in zip(top.tolist(), idx.tolist()):
-            beam, tok = divmod(i, vocab)
-            if tok in stop_ids:
-                finished.append((sc / (s ** length_penalty), seqs[beam]))
-                continue
-            beams.append(beam)
-            next_scores.append(sc)
-            next_tokens.append(tok)
-            next_seqs.append(seqs[beam] + [tok])
-            if len(beams) == k:
+    with step_threads(device):
+        for s in range(1, max_new_tokens + 1):
+            if cancel is not None and cancel():
+                raise Cancelled("recognition cancelled")
+            logp = F.log_softmax(logits.float(), dim=-1) + scores[:, None]  # (k, V)
+            top, idx = logp.flatten().topk(2 * k)
+            vocab = logp.shape[1]
+            beams, next_scores, next_tokens, next_seqs = [], [], [], []
+            for sc, i in zip(top.tolist(), idx.tolist()):
+                beam, tok = divmod(i, vocab)
+                if tok in stop_ids:
+                    finished.append((sc / (s ** length_penalty), seqs[beam]))
+                    continue
+                beams.append(beam)
+                next_scores.append(sc)
+                next_tokens.append(tok)
+                next_seqs.append(seqs[beam] + [tok])
+                if len(beams) == k:
+                    break
+            best_running = max(next_scores) / (s ** length_penalty) if next_scores else float("-inf")
+            if len(finished) >= k and max(f[0] for f in finished) >= best_running:
                 break
-        best_running = max(next_scores) / (s ** length_penalty) if next_scores else float("-inf")
-        if len(finished) >= k and max(f[0] for f in finished) >= best_running:
-            break
-        if s == max_new_tokens or not beams:
-            finished.extend((sc / (s ** length_penalty), sq) for sc, sq in zip(next_scores, next_seqs))
-            break
-        state.select(torch.tensor(beams, device=device))
-        scores = torch.tensor(next_scores, device=device)
-        seqs = next_seqs
-        logits = _step(model, state, torch.tensor(next_tokens, device=device), s)
+            if s == max_new_tokens or not beams:
+                finished.extend((sc / (s ** length_penalty), sq) for sc, sq in zip(next_scores, next_seqs))
+                break
+            state.select(torch.tensor(beams, device=device))
+            scores = torch.tensor(next_scores, device=device)
+            seqs = next_seqs
+            logits = _step(model, state, torch.tensor(next_tokens, device=device), s)
     return max(finished, key=lambda f: f[0])[1] if finished else []
