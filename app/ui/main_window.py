@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
     QVBoxLayout,
     QWidget,
@@ -25,20 +24,19 @@ from app.core import edits
 from app.core.settings import AppSettings, save_settings
 from app.ui import actions, session
 from app.ui.block_panel import BlockPanel
-from app.ui.canvas import Mode, PageView
+from app.ui.canvas import PageView
 from app.ui.commands import push_edit
-from app.ui.dialogs import NoticeBar, Questions, ShortcutsDialog
+from app.ui.dialogs import NoticeBar, Questions
 from app.ui.document_model import DocumentModel
 from app.ui.image_jobs import ImageJob, ImageJobSignals
 from app.ui.page_list import PageList
 from app.ui.run_control import RunMixin
 from app.ui.threads import track_pool
+from app.ui.window_actions import ActionsMixin
 from app.ui.worker import WorkerConfig, WorkerHost
 
-OVERLAY_CYCLE = ("text", "boxes", "none")
 
-
-class MainWindow(RunMixin, QMainWindow):
+class MainWindow(ActionsMixin, RunMixin, QMainWindow):
     """Emits `run_finished(status)` when a detection/OCR run ends (tests, smoke test)."""
 
     run_finished = Signal(str)  # done | cancelled | failed
@@ -313,130 +311,6 @@ class MainWindow(RunMixin, QMainWindow):
 
         self.notice.show_message("warning" if kind == "reread" else kind, escape(message), buttons)
         self.notice.kind = kind
-
-    # --- action slots (wired in app.ui.actions) -------------------------------------------------
-    def action_open_folder(self) -> None:
-        session.choose_and_open(self, folder=True)
-
-    def action_open_archive(self) -> None:
-        session.choose_and_open(self, folder=False)
-
-    def action_save(self) -> bool:
-        return session.save(self)
-
-    def action_next_page(self) -> None:
-        self._step_page(1)
-
-    def action_prev_page(self) -> None:
-        self._step_page(-1)
-
-    def action_run_page(self) -> None:
-        if self.current:
-            self.run_pages([self.current])
-
-    def action_run_all(self) -> None:
-        """Read the pages not read yet (all of them when every page has been read: asks first,
-        since that replaces corrected text; undo brings it back)."""
-        if not self.doc.project:
-            return
-        todo = [p.name for p in self.doc.project.pages if not p.processed]
-        if not todo:
-            if not self.questions.reread_all(self):
-                return
-            todo = self.doc.page_names()
-        self.run_pages(todo)
-
-    def action_cancel(self) -> None:
-        if self.view.mode is Mode.DRAW and not self.host.busy():
-            self.act.draw.setChecked(False)
-            return
-        self.host.cancel()
-        self.status_label.setText("Cancelling…")
-
-    def action_draw(self, on: bool) -> None:
-        self.view.set_mode(Mode.DRAW if on else Mode.SELECT)
-        self.act.cancel.setEnabled(on or self.host.busy())  # Esc also leaves draw mode
-        if on:
-            self.status_label.setText("Draw mode: drag a box around text to read it (B or Esc to leave).")
-
-    def action_next_block(self) -> None:
-        self._step_block(1)
-
-    def action_prev_block(self) -> None:
-        self._step_block(-1)
-
-    def action_edit_inline(self) -> None:
-        ids = self.selected_ids()
-        if ids:
-            self.view.start_inline_edit(ids[0])
-
-    def action_reread(self) -> None:
-        self.reread(self.selected_ids())
-
-    def action_delete(self) -> None:
-        ids = self.selected_ids()
-        if ids:
-            self.edit(lambda p: edits.delete_blocks(p, ids), f"delete {len(ids)} block(s)")
-
-    def action_merge(self) -> None:
-        ids = self.selected_ids()
-        if len(ids) > 1:
-            self.edit(lambda p: edits.merge_blocks(p, ids), f"merge {len(ids)} blocks")
-            self.view.select_block(ids[0])
-            self.panel.select_block(ids[0])
-
-    def action_zoom_in(self) -> None:
-        self.view.zoom_by(1.25)
-
-    def action_zoom_out(self) -> None:
-        self.view.zoom_by(0.8)
-
-    def action_fit_page(self) -> None:
-        self.view.fit_page()
-
-    def action_fit_width(self) -> None:
-        self.view.fit_width()
-
-    def action_actual_size(self) -> None:
-        self.view.actual_size()
-
-    def action_toggle_overlay(self) -> None:
-        i = OVERLAY_CYCLE.index(self.settings.overlay) if self.settings.overlay in OVERLAY_CYCLE else 0
-        self.set_overlay(OVERLAY_CYCLE[(i + 1) % len(OVERLAY_CYCLE)])
-
-    def set_overlay(self, overlay: str) -> None:
-        self.act.overlay_actions[overlay].setChecked(True)
-        self.view.set_overlay(overlay)
-        self.update_settings(overlay=overlay)
-
-    def set_overlay_source(self, translation: bool) -> None:
-        source = "translation" if translation else "text"
-        self.view.set_overlay(self.view.overlay, source)
-        self.update_settings(overlay_source=source)
-
-    def action_help(self) -> None:
-        ShortcutsDialog(actions.SHORTCUTS, self).exec()
-
-    def action_about(self) -> None:
-        from app import __version__
-
-        QMessageBox.about(self, "About Hayai Desktop",
-                          f"Hayai Desktop {__version__}\nManga OCR with the Hayai model family.")
-
-    def action_export(self, fmt: str, scope: str, translations: bool) -> None:
-        session.export_dialog(self, fmt, scope, translations)
-
-    def action_import_txt(self, into: str) -> None:
-        session.import_dialog(self, into)
-
-    def action_model_manager(self) -> None:
-        session.open_model_manager(self)
-
-    def action_choose_model_folder(self) -> None:
-        session.choose_model_folder(self)
-
-    def action_choose_detector(self) -> None:
-        session.choose_detector(self)
 
     # --- saving, autosave, closing --------------------------------------------------------------
     def is_dirty(self) -> bool:
