@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from app.core.document import Block, Page
-from app.detect.blocks import build_blocks, crop, is_vertical, pad_box
+from app.detect.blocks import block_is_vertical, build_blocks, crop, gray_page, pad_box
 from app.errors import Cancelled, UserError
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ class Pipeline:
         loaded = [n for n in names if n in images]
         for name, dets in self._detect_each(loaded, images, pages):
             image = images[name]
-            blocks = build_blocks(dets, image.size, s.order)
+            blocks = build_blocks(dets, image.size, s.order, page=gray_page(image))
             pages[name] = Page(name=name, width=image.width, height=image.height, blocks=tuple(blocks))
             counts["blocks_total"] += len(blocks)
         report()
@@ -178,7 +178,7 @@ class Pipeline:
         with empty text, as `process` would read them."""
         s = self.settings
         (dets,) = self.detector.detect([image], imgsz=s.imgsz, conf=s.conf, iou=s.iou, batch=1)
-        return build_blocks(dets, image.size, s.order)
+        return build_blocks(dets, image.size, s.order, page=gray_page(image))
 
     def _recognize(self, crops, progress=None, cancel=None) -> list[str]:
         s = self.settings
@@ -197,7 +197,7 @@ class Pipeline:
         x0, y0, x1, y1 = (float(v) for v in box)
         norm = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
         bid = block_id or "m{}_{}_{}_{}".format(*(round(v) for v in norm))
-        block = Block(id=bid, order=order, kind="manual", box=norm, vertical=is_vertical(norm))
+        block = Block(id=bid, order=order, kind="manual", box=norm, vertical=block_is_vertical(norm, gray_page(image)))
         (text,) = self._recognize([crop(image, norm)])
         return self._filled(block, text)
 
