@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -61,6 +62,7 @@ class Seen:
     headers: dict[str, str]
     body: dict | None
     behaviour: str = ""
+    at: float = field(default_factory=time.monotonic)  # when the request arrived
 
 
 class _Server(ThreadingHTTPServer):
@@ -167,7 +169,7 @@ class _LLMHandler(_Handler):
 
     def do_GET(self):
         owner = self.server.owner
-        owner.seen.append(Seen(self.path, dict(self.headers), None))
+        owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, None))
         if not self._authorized(owner):
             return
         if self.path.rstrip("/").endswith("/models"):
@@ -180,7 +182,7 @@ class _LLMHandler(_Handler):
         owner = self.server.owner
         body = self._body()
         behaviour = owner.next_behaviour()
-        owner.seen.append(Seen(self.path, dict(self.headers), body, behaviour))
+        owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, behaviour))
         if not self._authorized(owner):
             return
         if not self.path.endswith("/chat/completions") or not isinstance(body, dict):
@@ -198,9 +200,9 @@ class _LLMHandler(_Handler):
         if behaviour == "refuse_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
             self._send(400, {"error": {"message": "response_format json_schema is not supported by this server"}})
             return
-        if behaviour == "slow":
-            if owner._stop.wait(owner.delay):
-                return
+        if behaviour == "slow" and owner._stop.wait(owner.delay):
+            self.close_connection = True  # stopped: drop the request without an answer
+            return
         self._send(200, self._completion(body, behaviour))
 
     def _completion(self, body: dict, behaviour: str) -> dict:
@@ -259,7 +261,7 @@ class _DeepLHandler(_Handler):
         owner = self.server.owner
         body = self._body() or {}
         behaviour = owner.next_behaviour()
-        owner.seen.append(Seen(self.path, dict(self.headers), body, behaviour))
+        owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, behaviour))
         if not self._authorized(owner):
             return
         if self.path.rstrip("/") == "/v2/glossaries":
@@ -277,6 +279,7 @@ class _DeepLHandler(_Handler):
             self._send(429, {"message": "Too many requests"})
             return
         if behaviour == "slow" and owner._stop.wait(owner.delay):
+            self.close_connection = True
             return
         terms = owner.glossaries.get(body.get("glossary_id") or "", {})
         texts = body.get("text") or []
@@ -287,7 +290,7 @@ class _DeepLHandler(_Handler):
 
     def do_DELETE(self):
         owner = self.server.owner
-        owner.seen.append(Seen(self.path, dict(self.headers), None))
+        owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, None))
         if not self._authorized(owner):
             return
         gid = self.path.rstrip("/").rsplit("/", 1)[-1]

@@ -133,6 +133,26 @@ _ENTRIES = (
     ),
 )
 
+
+def _opus_mt(pair: str, language: str) -> ModelEntry:
+    """Helsinki-NLP's MarianMT model for `pair` (e.g. "ja-en"). Not verified from this project's
+    machines (the Hub cannot be reached there): revision "main" and no sha256 yet, so the files
+    download only with --trust-unpinned (trust on first use, the hashes seen are recorded); only
+    the safetensors weights are fetched, never pytorch_model.bin (a pickle)."""
+    return ModelEntry(
+        name=f"opus-mt-{pair}",
+        repo_id=f"Helsinki-NLP/opus-mt-{pair}",
+        revision="main",
+        files=tuple(ModelFile(n, None) for n in ("config.json", "source.spm", "target.spm", "vocab.json",
+                                                 "model.safetensors")),
+        kind="translation",
+        description=f"MarianMT {language} to English, offline translation (~300 MB)",
+        license="apache-2.0",
+    )
+
+
+_ENTRIES += (_opus_mt("ja-en", "Japanese"), _opus_mt("ko-en", "Korean"), _opus_mt("zh-en", "Chinese"))
+
 MODELS: dict[str, ModelEntry] = {e.name: e for e in _ENTRIES}
 ALIASES: dict[str, str] = {
     "nova": "hayai-ocr-v2.5-nova",
@@ -144,4 +164,7 @@ ALIASES: dict[str, str] = {
     "text-seg": "comic-text-segmenter",
     "manga-text": "manga-text-detector",
     "bubbles-seg": "yolov8m-seg-speech-bubble",
+    "ja-en": "opus-mt-ja-en",
+    "ko-en": "opus-mt-ko-en",
+    "zh-en": "opus-mt-zh-en",
 }
