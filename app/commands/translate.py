@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from app.errors import UserError
@@ -64,32 +65,27 @@ def add_translation_options(p, model_flag: str) -> None:
 def translator_settings(args, app=None):
     """TranslatorSettings from the flags, falling back to the GUI's saved choices."""
     from app.core.settings import load_settings
-    from app.translate import TranslatorSettings
-    from app.translate.presets import PRESETS_BY_NAME
+    from app.core.translation import translator_settings_from
 
     app = app or load_settings()
     provider = args.provider or app.translation_provider
     if not provider:
         raise UserError("no translation backend chosen: pass --provider openai|deepl|offline (or choose one in the "
                         "app's Translation settings). Nothing was sent anywhere.")
-    same = provider == app.translation_provider
-    base_url = args.base_url or (app.translation_base_url if same else "")
-    model = args.translation_model or (app.translation_model if same else "")
-    if provider == "openai" and not base_url:
-        base_url = PRESETS_BY_NAME["openai"].base_url
-    if provider == "openai" and not model:
-        from app.translate.presets import preset_for_url
-
-        model = preset_for_url(base_url).model
-    target = args.target or app.translation_target
     if args.context_pages is not None and not 0 <= args.context_pages <= 20:
         raise UserError(f"--context-pages must be between 0 and 20, got {args.context_pages}")
     if args.timeout <= 0 or args.retries < 0:
         raise UserError("--timeout must be positive and --retries at least 0")
-    return TranslatorSettings(
-        provider=provider, base_url=base_url, model=model, source_lang=args.source_lang or app.translation_source,
-        target_lang=target, timeout=args.timeout, max_retries=args.retries,
-        context_pages=app.translation_context_pages if args.context_pages is None else args.context_pages)
+    same = provider == app.translation_provider
+    chosen = replace(
+        app, translation_provider=provider,
+        translation_preset=app.translation_preset if same and not args.base_url else "",
+        translation_base_url=args.base_url or (app.translation_base_url if same else ""),
+        translation_model=args.translation_model or (app.translation_model if same else ""),
+        translation_source=args.source_lang or app.translation_source,
+        translation_target=args.target or app.translation_target,
+        translation_context_pages=app.translation_context_pages if args.context_pages is None else args.context_pages)
+    return translator_settings_from(chosen, timeout=args.timeout, max_retries=args.retries)
 
 
 def make_translator_for(settings, trust_unpinned: bool = False):

@@ -26,7 +26,14 @@ from app.core.document import Page, Project
 from app.core.edits import apply_machine_translations
 from app.errors import Cancelled
 from app.translate import glossary as glossaries
-from app.translate.base import ContextPage, GlossaryEntry, Segment, TranslationError, Translator
+from app.translate.base import (
+    ContextPage,
+    GlossaryEntry,
+    Segment,
+    TranslationError,
+    Translator,
+    TranslatorSettings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +77,22 @@ class TranslateProgress:
     pages_total: int
     failed: int
     current: str = ""
+
+
+def translator_settings_from(app, timeout: float = 60.0, max_retries: int = 2) -> TranslatorSettings:
+    """The backend settings of AppSettings' translation fields (the GUI's choices; the CLI fills
+    the same fields from its flags). An OpenAI-compatible server without a URL or model gets the
+    preset's (api.openai.com by default)."""
+    from app.translate.presets import PRESETS_BY_NAME, preset_for_url
+
+    base_url, model = app.translation_base_url, app.translation_model
+    if app.translation_provider == "openai":
+        preset = PRESETS_BY_NAME.get(app.translation_preset) or preset_for_url(base_url)
+        base_url = base_url or preset.base_url or PRESETS_BY_NAME["openai"].base_url
+        model = model or preset_for_url(base_url).model
+    return TranslatorSettings(provider=app.translation_provider, base_url=base_url, model=model,
+                              source_lang=app.translation_source, target_lang=app.translation_target or "en",
+                              context_pages=app.translation_context_pages, timeout=timeout, max_retries=max_retries)
 
 
 def pages_to_translate(project: Project, names: Sequence[str] | None = None, retranslate: bool = False) -> list[str]:

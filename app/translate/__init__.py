@@ -42,3 +42,14 @@ def make_translator(settings: TranslatorSettings, api_key: str | None = None, *,
         return load_marian(settings, trust_unpinned=trust_unpinned)
     raise TranslationError(f"unknown translation provider {settings.provider!r}: use one of "
                            f"{', '.join(PROVIDERS)}.", fatal=True)
+
+
+def probe(translator: Translator, cancel=None) -> list[str]:
+    """What "Test connection" shows: the server's models (OpenAI-compatible), a one-word
+    translation (DeepL), the model and device (offline). Raises TranslationError when it fails."""
+    if hasattr(translator, "list_models"):
+        return translator.list_models(cancel)
+    result = translator.translate_page([Segment("t", "テスト")], cancel=cancel)
+    answer = result.texts.get("t", "(no answer)")
+    where = getattr(translator, "device", None)
+    return [f"{translator.name}{f' on {where}' if where is not None else ''}: テスト -> {answer}"]

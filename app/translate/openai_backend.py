@@ -100,10 +100,15 @@ class OpenAITranslator:
 
     def list_models(self, cancel: CancelFn | None = None) -> list[str]:
         """The model ids the server offers (GET /models): what "Test connection" shows."""
+        import openai
+
         async def fetch():
             page = await self._client.models.list()
             return sorted(m.id for m in page.data)
-        return self._run(fetch(), cancel)
+        try:
+            return self._run(fetch(), cancel)
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from None
 
     def close(self) -> None:
         if self._loop.is_closed():
