@@ -103,6 +103,7 @@ class _Base:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # small header + body writes: no 40 ms delayed-ACK stall
 
     def log_message(self, *args):  # quiet
         pass

@@ -109,7 +109,9 @@ class MarianTranslator:
                                    max_length=256).to(self.device)
             pad = self.tokenizer.pad_token_id
             with self._torch.inference_mode():
-                generated = self.model.generate(**batch, num_beams=1, do_sample=False, max_new_tokens=256,
+                longest = int(batch["input_ids"].shape[1])  # translations rarely run past 3x the source
+                generated = self.model.generate(**batch, num_beams=1, do_sample=False,
+                                                max_new_tokens=min(256, 3 * longest + 8),
                                                 bad_words_ids=[[pad]], stopping_criteria=StoppingCriteriaList([_Stop()]))
             self.batches += 1
             if cancel is not None and cancel():

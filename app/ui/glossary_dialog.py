@@ -43,7 +43,7 @@ class GlossaryDialog(QDialog):
         help_text.setWordWrap(True)
         self.status = QLabel(file_note)
         self.status.setWordWrap(True)
-        self._block_text = block_text.strip()
+        self._block_text = block_text.strip().strip("「」『』“”\"'（）()").strip()  # a name, not its quotes
         add = QPushButton("Add")
         self.from_block = QPushButton("Add from selected block")
         self.from_block.setEnabled(bool(self._block_text))
