@@ -129,3 +129,15 @@ def test_cancel_keeps_pages_already_done(fake_llm, translator):
             got.append(outcome)
             state["pages"] += 1
     assert [o.name for o in got] == ["001.png", "002.png"] and all(o.ok for o in got)
+
+
+def test_a_translation_edited_while_the_request_ran_is_kept():
+    from app.core.edits import apply_machine_translations
+
+    page = make_project().pages[0]
+    edited = set_translation(page, "b2", "Mine")  # typed after the request left
+    done = apply_machine_translations(edited, {"b1": "One", "b2": "Two", "gone": "x"}, "t")
+    assert [(b.translation, b.machine_translation) for b in done.blocks[:2]] == [("One", "One"), ("Mine", "Two")]
+    assert done.blocks[1].translation_edited
+    forced = apply_machine_translations(edited, {"b2": "Two"}, "t", replace_edited=True)
+    assert forced.blocks[1].translation == "Two" and not forced.blocks[1].translation_edited
