@@ -10,10 +10,10 @@ import threading
 import traceback
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from app.errors import Cancelled, UserError
-from app.ui.threads import track_thread
+from app.ui.threads import worker_thread
 
 
 @dataclass(frozen=True)
@@ -114,10 +114,8 @@ class TranslateHost(QObject):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.thread = track_thread(QThread())
-        self.thread.setObjectName("hayai-translate")
         self.worker = TranslateWorker()
-        self.worker.moveToThread(self.thread)
+        self.thread = worker_thread(self.worker, "hayai-translate")
         self.submit_request.connect(self.worker.handle, Qt.ConnectionType.QueuedConnection)
         self.thread.finished.connect(self.worker.close_translator, Qt.ConnectionType.DirectConnection)
         self.worker.finished.connect(self._on_finished)

@@ -32,6 +32,16 @@ def choose_backend(w, server, **extra):
                       translation_model="test-model", translation_target="en", **extra)
 
 
+def translating_window(make_window, pages, server, monkeypatch):
+    """A window on the pages, every page read, the loopback server chosen with its key in the env."""
+    monkeypatch.setenv("OPENAI_API_KEY", server.key)
+    w = make_window()
+    session.open_path(w, pages)
+    read_pages(w)
+    choose_backend(w, server)
+    return w
+
+
 def run_and_wait(w, qtbot, start, timeout=15000):
     with qtbot.waitSignal(w.translation.run_finished, timeout=timeout) as blocker:
         assert start()
@@ -54,11 +64,7 @@ def test_nothing_is_sent_before_a_backend_is_chosen(make_window, pages, fake_llm
 
 
 def test_translate_all_resume_undo_and_hand_edits(make_window, pages, fake_llm, qtbot, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)
-    w = make_window()
-    session.open_path(w, pages)
-    read_pages(w)
-    choose_backend(w, fake_llm)
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
     # Ctrl+T translates the page shown, through the toolbar/menu action
     w.show_page("page-002.png")
     w.activateWindow()
@@ -112,11 +118,7 @@ def test_translate_all_resume_undo_and_hand_edits(make_window, pages, fake_llm, 
 
 
 def test_cancel_stops_within_a_second_and_keeps_what_arrived(make_window, pages, fake_llm, qtbot, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)
-    w = make_window()
-    session.open_path(w, pages)
-    read_pages(w)
-    choose_backend(w, fake_llm)
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
     fake_llm.script = ["ok", "slow"]
     fake_llm.delay = 30.0
     with qtbot.waitSignal(w.translation.run_finished, timeout=15000) as blocker:
@@ -131,11 +133,7 @@ def test_cancel_stops_within_a_second_and_keeps_what_arrived(make_window, pages,
 
 
 def test_failures_are_reported_per_page(make_window, pages, fake_llm, qtbot, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)
-    w = make_window()
-    session.open_path(w, pages)
-    read_pages(w)
-    choose_backend(w, fake_llm)
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
     fake_llm.script = ["garbage", "garbage"]  # page 1 twice garbage; pages 2, 3 fine
     assert run_and_wait(w, qtbot, w.translation.translate_all) == "done"
     assert not w.doc.page("page-001.png").translated and w.doc.page("page-003.png").translated
