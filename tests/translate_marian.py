@@ -46,7 +46,8 @@ def write_tiny_marian(folder: Path, seed: int = 0, d_model: int = 16) -> dict[st
                           eos_token_id=0, decoder_start_token_id=vocab["<pad>"])
     torch.manual_seed(seed)
     MarianMTModel(config).save_pretrained(folder, safe_serialization=True)
-    for extra in ("generation_config.json",):
-        (folder / extra).unlink(missing_ok=True)
-    names = ("config.json", "source.spm", "target.spm", "vocab.json", "model.safetensors")
+    # the published folders carry a two-key tokenizer_config.json (44 bytes) beside the vocabularies
+    (folder / "tokenizer_config.json").write_text('{"target_lang": "eng", "source_lang": "jpn"}', encoding="utf-8")
+    names = ("config.json", "generation_config.json", "source.spm", "target.spm", "vocab.json",
+             "tokenizer_config.json", "model.safetensors")
     return {n: (folder / n).read_bytes() for n in names}
