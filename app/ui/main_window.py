@@ -119,6 +119,9 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         w.failed.connect(self._on_failed)
         w.finished.connect(self._on_finished)
         self.configure_worker()
+        from app.ui.translate_control import TranslationControl
+
+        self.translation = TranslationControl(self)
 
         self.doc.page_changed.connect(self._on_page_changed)
         self.doc.page_revealed.connect(self.show_page)
@@ -355,6 +358,7 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         self._closing = True
         self.autosave_timer.stop()
         self.host.stop()
+        self.translation.stop()
         self.page_list.stop()
         self._image_pool.clear()
         self._image_pool.waitForDone()

@@ -54,6 +54,7 @@ class ActionsMixin:
             self.act.draw.setChecked(False)
             return
         self.host.cancel()
+        self.translation.cancel()
         self.status_label.setText("Cancelling…")
 
     def action_draw(self, on: bool) -> None:
@@ -118,7 +119,9 @@ class ActionsMixin:
         self.update_settings(overlay_source=source)
 
     def action_help(self) -> None:
-        ShortcutsDialog(actions.SHORTCUTS, self).exec()
+        from app.ui.translate_control import SHORTCUTS as TRANSLATE_SHORTCUTS
+
+        ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self).exec()
 
     def action_about(self) -> None:
         from app import __version__
