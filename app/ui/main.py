@@ -166,6 +166,19 @@ def _write_smoke_page(folder: Path) -> Path:
     return folder
 
 
+APP_ID = "hayai-desktop"  # the program, its desktop file, the X11 window class, the Wayland app id
+APP_NAME = "Hayai Desktop"
+
+
+def configure_application(app) -> None:
+    """Names the desktop sees: the task bar groups the window under the hayai-desktop desktop
+    file (packaging/linux/hayai-desktop.desktop) and shows "Hayai Desktop"."""
+    app.setApplicationName(APP_ID)
+    app.setOrganizationName(APP_ID)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setDesktopFileName(APP_ID)
+
+
 def run_gui(args) -> int:
     smoke = bool(getattr(args, "smoke_test", False))
     tmp = None
@@ -173,11 +186,17 @@ def run_gui(args) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         tmp = tempfile.TemporaryDirectory(prefix="hayai-smoke-")
         os.environ.setdefault("HAYAI_DESKTOP_CONFIG_DIR", str(Path(tmp.name) / "config"))
+    from app.ui import xcb_check
+
+    problem = xcb_check.check()
+    if problem:  # Qt would abort with a message about platform plugins: name the packages instead
+        print(problem, file=sys.stderr)
+        return 3
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Hayai Desktop")
-    app.setOrganizationName("hayai-desktop")
+    # argv[0] is the X11 window class's instance name (what a Linux task bar matches)
+    app = QApplication.instance() or QApplication([APP_ID])
+    configure_application(app)
     apply_theme(app)
     pick_cjk_font()
 
