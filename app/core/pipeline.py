@@ -201,6 +201,13 @@ class Pipeline:
         (text,) = self._recognize([crop(image, norm)])
         return self._filled(block, text)
 
+    def panels(self, image, ignore: Sequence = ()) -> list[tuple[float, float, float, float]]:
+        """The panels of a full-resolution page `image` in this pipeline's reading order
+        (`ignore`: boxes that count as paper, e.g. bubbles that straddle a gutter)."""
+        from app.detect.panels import find_panels
+
+        return find_panels(gray_page(image), self.settings.order, ignore=list(ignore))
+
     def read_blocks(self, image, blocks: Sequence[Block], progress=None, cancel=None) -> list[Block]:
         """Re-read `blocks` of one page (`image` at full resolution); returns them with new
         `ocr_text`, model and patches (user edits in `text` are kept)."""

@@ -32,6 +32,7 @@ class AppSettings:
     overlay_source: str = "text"  # draw the transcription or the translation
     recent_sources: tuple[str, ...] = field(default_factory=tuple)
     last_dir: str = ""  # folder of the last open dialog
+    export_dir: str = ""  # folder of the last export (the export dialogs start there)
     # machine translation ("" provider = none chosen yet: nothing is sent anywhere)
     translation_provider: str = ""  # openai | deepl | offline
     translation_preset: str = ""  # app.translate.presets name (openai provider)
@@ -113,3 +114,19 @@ def save_settings(settings: AppSettings, path: Path | None = None) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def export_folder(settings: AppSettings, source: str) -> Path:
+    """Where an export dialog starts: the folder of the last export; else beside the open
+    volume (the folder holding it); else, for the demo's pages inside the app's installation
+    or when there is no volume, the user's documents folder."""
+    import platformdirs
+
+    from app.core.project_io import in_installation
+
+    if settings.export_dir and Path(settings.export_dir).is_dir():
+        return Path(settings.export_dir)
+    if source and not in_installation(source) and Path(source).parent.is_dir():
+        return Path(source).parent
+    documents = Path(platformdirs.user_documents_dir())
+    return documents if documents.is_dir() else Path.home()

@@ -15,7 +15,10 @@ text's own layout decides:
    - strips across y only: the same test the other way round;
    - strips both ways (a grid of characters): the longer strips and the wider gaps (between
      lines, wider than between characters) decide;
-   - no strips at all (one glyph, or glyphs touching): taller than wide is vertical.
+   - no strips at all (one glyph, or glyphs touching): nothing tells, so manga's default,
+     vertical, unless the ink is clearly wider than tall (BLOB_WIDE). A single character has
+     no direction of its own: the synthetic truth flags it at random, so the accuracy on
+     blocks of two or more characters is the one that measures the rule (README).
    None when the box holds too little ink to tell: the caller falls back to the box's shape.
 
 Measured on synthetic pages (bench/layout_accuracy.py): see the README. No Qt; numpy + OpenCV.
@@ -35,6 +38,7 @@ GAP_MERGE = 0.12  # x s: narrower gaps are inside a glyph
 LINE_MIN = 1.8  # glyphs: a strip at least this long is a line of text
 COLUMN_MAX = 2.5  # x s: a text line is not much thicker than a glyph
 GRID_GAP_WEIGHT = 1.5  # weight of the gap ratio against the length ratio in a grid
+BLOB_WIDE = 1.2  # one glyph (or touching glyphs): vertical, manga's default, unless this much wider than tall
 
 
 def _strips(ink: np.ndarray, axis: int, s: float) -> tuple[int, float, float, float]:
@@ -77,7 +81,7 @@ def ink_is_vertical(ink: np.ndarray) -> bool | None:
     if ny >= 2 and nx < 2:
         return not (ly / s >= LINE_MIN and ty <= COLUMN_MAX * s)
     if nx < 2 and ny < 2:
-        return ink.shape[0] >= ink.shape[1]
+        return ink.shape[1] <= BLOB_WIDE * ink.shape[0]
     evidence = math.log(max(lx, 1.0) / max(ly, 1.0)) + GRID_GAP_WEIGHT * math.log((gx + 1.0) / (gy + 1.0))
     return evidence > 0
 

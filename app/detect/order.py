@@ -108,3 +108,12 @@ def _order_within(boxes: Sequence[Box], rtl: bool) -> list[int]:
         for col in sorted(columns, key=lambda c: (round(centre(c), 3), min(c))):
             result.extend(sorted(col, key=lambda i: (round(boxes[i][1], 3), round(across(i), 3), i)))
     return result
+
+
+def insertion_index(boxes: Sequence[Box], new: Box, order: str = "rtl", panels: Sequence[Box] | None = None) -> int:
+    """Where a new box goes among `boxes` (kept in their current order, which the user may have
+    changed): right after the box that precedes it in the computed reading order (first when
+    none does). A box drawn by hand is numbered as a detected one would be."""
+    ranked = reading_order([*boxes, new], order, panels)
+    k = ranked.index(len(boxes))
+    return 0 if k == 0 else ranked[k - 1] + 1

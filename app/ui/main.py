@@ -97,7 +97,8 @@ def apply_theme(app, force: str | None = None) -> None:
                                 (QPalette.ColorRole.ButtonText, "#e8e8e8"), (QPalette.ColorRole.Highlight, "#3d7bd9"),
                                 (QPalette.ColorRole.HighlightedText, "#ffffff"),
                                 (QPalette.ColorRole.ToolTipBase, "#333338"), (QPalette.ColorRole.ToolTipText, "#e8e8e8"),
-                                (QPalette.ColorRole.PlaceholderText, "#9a9a9a")):
+                                (QPalette.ColorRole.PlaceholderText, "#9a9a9a"),
+                                (QPalette.ColorRole.Link, "#7ab7ff"), (QPalette.ColorRole.LinkVisited, "#c39bff")):
                 pal.setColor(role, QColor(color))
             for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
                 pal.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7f"))

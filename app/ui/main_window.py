@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.core import edits
 from app.core.settings import AppSettings, save_settings
-from app.ui import actions, session
+from app.ui import actions, error_text, session
 from app.ui.block_panel import BlockPanel
 from app.ui.canvas import PageView
 from app.ui.commands import push_edit
@@ -31,7 +31,11 @@ from app.ui.document_model import DocumentModel
 from app.ui.image_jobs import ImageJob, ImageJobSignals
 from app.ui.page_list import PageList
 from app.ui.run_control import RunMixin
+from app.ui.run_stats import RunStats
+from app.ui.screens import install_dialog_fitter, place_window
 from app.ui.threads import track_pool
+from app.ui.undo_keys import UndoKeyRouter
+from app.ui.widgets import ElidedLabel, breakable
 from app.ui.window_actions import ActionsMixin
 from app.ui.worker import WorkerConfig, WorkerHost
 
@@ -50,6 +54,7 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         self.settings_path = settings_path
         self.questions = Questions()
         self.demo = False
+        self.user_settings = None  # (settings, file) to return to when the demo opened from the menu
         self.pipeline_overrides: dict = {}  # other PipelineSettings values (tests, benchmarks)
         self.doc = DocumentModel(self)
         self.undo_stack = QUndoStack(self)
@@ -65,6 +70,7 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         self._requests: dict[int, dict] = {}  # live worker requests: id -> context
         self._run_id = 0
         self._run_started = 0.0
+        self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.run_stats)
         self._restored_unsaved = False
         self._closing = False
         self.last_error = ""
@@ -95,7 +101,7 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
                          [210, 340], Qt.Orientation.Horizontal)
 
-        self.status_label = QLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
+        self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.hide()
@@ -105,6 +111,8 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.device_label)
 
         self.act = actions.build(self)
+        actions.update_enabled(self)
+        self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self._load_toolbar_from_settings()
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
 
@@ -123,6 +131,10 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
 
         self.translation = TranslationControl(self)
 
+        self.undo_keys = UndoKeyRouter(self)  # Ctrl+Z reaches the project's history from the editors too
+        for editor in (self.panel.text_edit, self.panel.translation_edit):
+            self.undo_keys.watch(editor, self.panel.typing)
+        self.undo_keys.watch(self.view, self.view.inline_edit_pending)
         self.doc.page_changed.connect(self._on_page_changed)
         self.doc.page_revealed.connect(self.show_page)
         self.page_list.page_activated.connect(self.show_page)
@@ -143,11 +155,22 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
         self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
         session.refresh_recent_menu(self)
-        self.resize(1400, 900)
+        place_window(self)  # run_gui restores the last geometry over this
+        install_dialog_fitter()
         self.update_model_banner()
 
     # --- settings and toolbar -------------------------------------------------------------------
     def _load_toolbar_from_settings(self) -> None:
+        a = self.act
+        self.sync_toolbar()
+        a.patches.activated.connect(self._on_patches_chosen)
+        for combo in (a.device, a.order):
+            combo.activated.connect(lambda _i: self._settings_from_toolbar())
+        a.model.activated.connect(lambda _i: session.on_model_combo(self))
+        a.detector.activated.connect(lambda _i: session.on_detector_combo(self))
+
+    def sync_toolbar(self) -> None:
+        """Show the current settings in the toolbar's boxes (after a change of settings)."""
         s, a = self.settings, self.act
         budgets = [a.patches.itemData(i) for i in range(a.patches.count())]
         if s.patches not in budgets:
@@ -156,11 +179,6 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         a.device.setCurrentIndex(max(0, a.device.findData(s.device)))
         a.order.setCurrentIndex(max(0, a.order.findData(s.order)))
         session.fill_model_combos(self)
-        a.patches.activated.connect(self._on_patches_chosen)
-        for combo in (a.device, a.order):
-            combo.activated.connect(lambda _i: self._settings_from_toolbar())
-        a.model.activated.connect(lambda _i: session.on_model_combo(self))
-        a.detector.activated.connect(lambda _i: session.on_detector_combo(self))
 
     def _on_patches_chosen(self, _index: int) -> None:
         a = self.act
@@ -310,9 +328,15 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
                              [("Re-read block", lambda: (self.notice.dismiss(), self.reread([block_id], name)))])
 
     def show_notice(self, kind: str, message: str, buttons=()) -> None:
+        """Show a message over the page; an error that names a terminal command to fetch a model
+        offers the model manager on that model instead (app.ui.error_text)."""
         from html import escape
 
-        self.notice.show_message("warning" if kind == "reread" else kind, escape(message), buttons)
+        if kind == "error":
+            message, model = error_text.for_gui(message)
+            if not buttons and (model or error_text.mentions_manager(message)):
+                buttons = [("Open the model manager", lambda: session.open_model_manager(self, select=model))]
+        self.notice.show_message("warning" if kind == "reread" else kind, escape(breakable(message)), buttons)
         self.notice.kind = kind
 
     # --- saving, autosave, closing --------------------------------------------------------------
@@ -345,6 +369,11 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         if paths:
             event.acceptProposedAction()
             session.open_path(self, paths[0])
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "act"):
+            actions.refresh_icons(self)  # a light/dark switch: icons in the new text colour
+        super().changeEvent(event)
 
     def closeEvent(self, event) -> None:
         if not session.confirm_close(self):

@@ -5,8 +5,6 @@ changes go through MainWindow.edit (undoable), files through app.ui.session.
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMessageBox
-
 from app.core import edits
 from app.ui import actions, session
 from app.ui.canvas import Mode
@@ -123,11 +121,19 @@ class ActionsMixin:
 
         ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self).exec()
 
-    def action_about(self) -> None:
-        from app import __version__
+    def action_open_demo(self) -> None:
+        from app.ui import demo
 
-        QMessageBox.about(self, "About Hayai Desktop",
-                          f"Hayai Desktop {__version__}\nManga OCR with the Hayai model family.")
+        demo.open_demo(self)
+
+    def action_about(self) -> None:
+        from app.ui.about import AboutDialog
+
+        loaded = self.device_label.text()
+        device = (loaded if loaded not in ("", "Models not loaded", "Loading models…") else
+                  f"models not loaded yet; the device setting is {self.settings.device} "
+                  "(Auto: CUDA when a GPU is usable, else the CPU)")
+        AboutDialog(device, self).exec()
 
     def action_export(self, fmt: str, scope: str, translations: bool) -> None:
         session.export_dialog(self, fmt, scope, translations)

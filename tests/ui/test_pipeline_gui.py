@@ -70,7 +70,7 @@ def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     start = w.view.mapFromScene(x0 - 4, y0 - 4)
     end = w.view.mapFromScene(x1 + 4, y1 + 4)
     from_worker = []  # what the worker read (collected in its thread)
-    w.host.worker.region_read.connect(lambda _r, _p, block: from_worker.append(block),
+    w.host.worker.region_read.connect(lambda _r, _p, block, _panels: from_worker.append(block),
                                       Qt.ConnectionType.DirectConnection)
     QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
     QTest.mouseMove(vp, start + QPoint(30, 30))
@@ -109,6 +109,8 @@ def test_cancel_a_long_run(make_window, tmp_path, qtbot):
     assert blocker.args[0] == "cancelled"
     done = sum(p.processed for p in w.doc.project.pages)
     assert 1 <= done < 30
+    # the status counts the pages read, not the 30 asked for (issue 14)
+    assert w.status_label.text().startswith(f"Cancelled: {done} of 30 page(s) read in "), w.status_label.text()
     # late results of the cancelled run are dropped
     qtbot.wait(300)
     assert sum(p.processed for p in w.doc.project.pages) == done
