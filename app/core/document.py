@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from app.render.strokes import MaskStroke
+from app.render.style import StyleOverride, TextStyle
+
 Box = tuple[float, float, float, float]
 
 KINDS = ("bubble", "text", "other", "manual")
@@ -27,6 +30,8 @@ class Block:
     translation: str = ""
     model: str = ""  # which OCR model produced ocr_text
     patches: int | None = None  # patch budget used for ocr_text
+    style: StyleOverride | None = None  # lettering changes to the project's style (None: as the project)
+    mask_edits: tuple[MaskStroke, ...] = ()  # brush strokes on the text mask, page pixels, in order
 
     @property
     def display_text(self) -> str:
@@ -62,6 +67,7 @@ class Project:
     pages: list[Page] = field(default_factory=list)
     order: str = "rtl"  # reading order used for detection: rtl (manga) or ltr
     version: int = 1
+    style: TextStyle = field(default_factory=TextStyle)  # the project's lettering style
 
     def page_index(self, name: str) -> int:
         for i, p in enumerate(self.pages):

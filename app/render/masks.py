@@ -22,18 +22,11 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from app.render.strokes import MaskStroke  # noqa: F401  (re-exported: the strokes apply_strokes takes)
+
 Box = tuple[float, float, float, float]
 DEFAULT_DILATION = 2
 _MIN_CONTRAST = 24  # grey levels between paper and ink below which a window holds no text
-
-
-@dataclass(frozen=True)
-class MaskStroke:
-    """One brush stroke: a polyline of `points` (page pixels) of `radius`; `erase` removes."""
-
-    erase: bool
-    radius: float
-    points: tuple[tuple[float, float], ...]
 
 
 @dataclass(eq=False)

@@ -20,7 +20,8 @@ from PIL import Image
 from app.errors import Cancelled
 from app.render.draw import composite
 from app.render.inpaint import CleanPatch, clean_block
-from app.render.masks import BlockMask, MaskStroke, block_mask, to_gray
+from app.render.masks import BlockMask, block_mask, to_gray
+from app.render.strokes import MaskStroke
 from app.render.style import TextStyle
 from app.render.typeset import Shape, TextLayer, bubble_shape, typeset
 

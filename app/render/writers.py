@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import tempfile
+import uuid
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -51,16 +51,17 @@ def encode_image(rgb: np.ndarray, fmt: str) -> bytes:
 
 
 @contextlib.contextmanager
-def _atomic(path: Path, mode: str = "wb"):
+def _atomic(path: Path):
     """A temporary file beside `path`, moved onto it when the block ends without an error."""
     path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        fh = open(tmp, "xb")  # noqa: SIM115 - closed below; the user's umask applies (unlike mkstemp)
     except OSError as exc:
         raise _write_error(path, exc) from exc
     try:
-        with os.fdopen(fd, mode) as fh:
+        with fh:
             yield fh
         os.replace(tmp, path)
     except OSError as exc:
