@@ -3,12 +3,12 @@
 A block's mask is found in its window (the box, clipped to the page):
 1. the region where the block may be cleaned: the segmentation polygon when the detector gave
    one, else the whole box;
-2. "paper": the pixels on the bubble's side of an Otsu threshold of the window's grey levels
-   (whichever class fills more of the box's centre, so dark-on-light and light-on-dark text
-   both work);
-3. the body: the paper component that covers most of the box's centre, with its holes filled;
-   the text is what lies in those holes (the glyphs); when no sizeable body is found (text on
-   art), every non-paper pixel of the region counts;
+2. "paper": the pixels on the ground's side of an Otsu threshold of the window's grey levels
+   (the class made of wide areas rather than thin strokes, so dark-on-light and light-on-dark
+   text both work);
+3. for a bubble, the body: the paper component that covers most of the box's centre, with its
+   holes filled; the text is what lies in those holes (the glyphs). For free text, or when no
+   sizeable body is found (text on art), every non-paper pixel of the region counts;
 4. dilated by `dilation` pixels, kept inside the body, so that the bubble's outline is never
    part of the mask.
 The user's brush strokes (`MaskStroke`, page coordinates) are applied on top, in order.
@@ -107,8 +107,11 @@ def fill_holes(component: np.ndarray) -> np.ndarray:
     return out.astype(bool)
 
 
-def _paper(crop: np.ndarray, region: np.ndarray, centre: np.ndarray) -> np.ndarray | None:
-    """(h, w) bool of the bubble's side of an Otsu split, or None when the window is flat."""
+def _paper(crop: np.ndarray, region: np.ndarray) -> np.ndarray | None:
+    """(h, w) bool of the ground's side of an Otsu split, or None when the window is flat.
+
+    The ground is the class that survives an erosion best: lettering is made of thin strokes,
+    the paper of a bubble (or a halo) of wide areas."""
     values = crop[region]
     if values.size < 16:
         return None
@@ -117,12 +120,21 @@ def _paper(crop: np.ndarray, region: np.ndarray, centre: np.ndarray) -> np.ndarr
     lo, hi = values[values <= t], values[values > t]
     if lo.size == 0 or hi.size == 0 or float(np.median(hi)) - float(np.median(lo)) < _MIN_CONTRAST:
         return None
-    inside = centre & region
-    return light if light[inside].mean() >= 0.5 else ~light
+
+    def survival(cls: np.ndarray) -> float:
+        cls = cls & region
+        return float(erode(cls, 2).sum()) / max(1, int(cls.sum()))
+
+    return light if survival(light) >= survival(~light) else ~light
 
 
-def auto_mask(gray: np.ndarray, box: Box, polygon=None, dilation: int = DEFAULT_DILATION) -> BlockMask:
-    """The text mask of one block found from the page's grey levels (see the module doc)."""
+def auto_mask(gray: np.ndarray, box: Box, polygon=None, dilation: int = DEFAULT_DILATION,
+              kind: str = "bubble") -> BlockMask:
+    """The text mask of one block found from the page's grey levels (see the module doc).
+
+    For a bubble the text is what lies in the holes of the bubble's body (so art in the box's
+    corners and the outline are never taken); for other blocks (free text, whose box hugs the
+    lettering) every pixel on the ink side of the split counts."""
     height, width = gray.shape
     x0, y0, x1, y1 = window(box, width, height)
     w, h = max(0, x1 - x0), max(0, y1 - y0)
@@ -131,27 +143,31 @@ def auto_mask(gray: np.ndarray, box: Box, polygon=None, dilation: int = DEFAULT_
         return BlockMask(x0, y0, empty, empty.copy())
     crop = gray[y0:y1, x0:x1]
     region = polygon_region(polygon, x0, y0, w, h) if polygon else np.ones((h, w), bool)
-    centre = central_ellipse(h, w)
-    paper = _paper(crop, region, centre)
+    paper = _paper(crop, region)
     if paper is None:
         return BlockMask(x0, y0, np.zeros((h, w), bool), region)
     paper &= region
-    count, labels = cv2.connectedComponents(paper.astype(np.uint8), connectivity=4)
-    body = None
-    if count > 1:
-        overlap = np.bincount(labels[centre], minlength=count)
-        overlap[0] = 0
-        best = int(overlap.argmax())
-        if overlap[best] > 0:
-            filled = fill_holes(labels == best)
-            if filled.sum() >= 0.15 * region.sum():
-                body = filled & region
+    body = _body(paper, region, central_ellipse(h, w)) if kind == "bubble" else None
     if body is not None:
-        text = body & ~paper
-        mask = dilate(text, dilation) & body
+        mask = dilate(body & ~paper, dilation) & body
     else:
         mask = dilate(~paper & region, dilation) & region
     return BlockMask(x0, y0, mask, region, body)
+
+
+def _body(paper: np.ndarray, region: np.ndarray, centre: np.ndarray) -> np.ndarray | None:
+    """The bubble's inside: the paper component over most of the centre, holes filled; None when
+    it is small (no bubble here)."""
+    count, labels = cv2.connectedComponents(paper.astype(np.uint8), connectivity=4)
+    if count <= 1:
+        return None
+    overlap = np.bincount(labels[centre], minlength=count)
+    overlap[0] = 0
+    best = int(overlap.argmax())
+    if overlap[best] == 0:
+        return None
+    filled = fill_holes(labels == best)
+    return filled & region if filled.sum() >= 0.15 * region.sum() else None
 
 
 def apply_strokes(block_mask: BlockMask, strokes) -> BlockMask:
@@ -173,9 +189,10 @@ def apply_strokes(block_mask: BlockMask, strokes) -> BlockMask:
     return BlockMask(block_mask.x0, block_mask.y0, out, block_mask.region, block_mask.body)
 
 
-def block_mask(gray: np.ndarray, box: Box, polygon=None, strokes=(), dilation: int = DEFAULT_DILATION) -> BlockMask:
+def block_mask(gray: np.ndarray, box: Box, polygon=None, strokes=(), dilation: int = DEFAULT_DILATION,
+               kind: str = "bubble") -> BlockMask:
     """The mask the cleaner uses: found automatically, then edited by the user's strokes."""
-    return apply_strokes(auto_mask(gray, box, polygon, dilation), strokes)
+    return apply_strokes(auto_mask(gray, box, polygon, dilation, kind), strokes)
 
 
 def page_mask(shape: tuple[int, int], masks) -> np.ndarray:

@@ -80,13 +80,13 @@ class PageRenderer:
     # --- per block ------------------------------------------------------------------------
     @staticmethod
     def _mask_key(b: RenderBlock) -> tuple:
-        return (b.box, b.polygon, b.strokes)
+        return (b.box, b.polygon, b.strokes, b.kind)
 
     def mask(self, b: RenderBlock) -> BlockMask:
         key = self._mask_key(b)
         hit = self._masks.get(key)
         if hit is None:
-            hit = self._masks[key] = block_mask(self.gray, b.box, b.polygon, b.strokes)
+            hit = self._masks[key] = block_mask(self.gray, b.box, b.polygon, b.strokes, kind=b.kind)
         return hit
 
     def patch(self, b: RenderBlock) -> CleanPatch:

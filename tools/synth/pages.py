@@ -19,8 +19,9 @@ panel, the block furthest right first (blocks in about the same column: top firs
 The page depends only on (seed, index, width, height, noise): pages can be drawn in parallel.
 
 `generate_page_layers` draws the same page (pixel for pixel) and also returns the page without
-its text (the clean truth for text removal: bubbles, halos, art and the same wear, no glyphs) and
-the text mask ("L", 255 where a glyph changed the page, antialiased edges in between).
+its text (the clean truth for text removal: bubbles, art, the white halo printed under free
+text, and the same wear; no glyphs) and the text mask ("L", 255 where a glyph changed the page,
+antialiased edges in between).
 """
 from __future__ import annotations
 
@@ -144,9 +145,9 @@ class _Layers:
         for im in self.all():
             im.paste(value, xy, mask)
 
-    def text(self, xy, mask) -> None:
+    def text(self, value, xy, mask) -> None:
         """Glyphs: on the page only; recorded in the ink layer."""
-        self.page.paste(0, xy, mask)
+        self.page.paste(value, xy, mask)
         if self.ink is not None:
             self.ink.paste(255, xy, mask)
 
@@ -172,7 +173,7 @@ def _add_blocks(rng: np.random.Generator, layers: _Layers, panel: Box, pi: int, 
                 continue
             draw_bubble(rng, draw, shape, (spot[0], spot[1], spot[2] - 1, spot[3] - 1))
             tx, ty = spot[0] + (bw - tw) // 2, spot[1] + (bh - th) // 2
-            layers.text((tx, ty), mask)
+            layers.text(0, (tx, ty), mask)
             box = spot
         else:
             halo = int(rng.integers(2, 5))
@@ -187,7 +188,7 @@ def _add_blocks(rng: np.random.Generator, layers: _Layers, panel: Box, pi: int, 
                 padded = Image.new("L", (tw + 2 * halo, th + 2 * halo), 0)
                 padded.paste(mask, (halo, halo))
                 layers.paste(255, (tx - halo, ty - halo), padded.filter(ImageFilter.MaxFilter(2 * halo + 1)))
-            layers.text((tx, ty), mask)
+            layers.text(0, (tx, ty), mask)
             box = None
         ix0, iy0, ix1, iy1 = mask.getbbox()
         text_box = (tx + ix0, ty + iy0, tx + ix1, ty + iy1)
@@ -227,7 +228,7 @@ def generate_page(seed: int, index: int = 0, size: tuple[int, int] = DEFAULT_SIZ
 def generate_page_layers(seed: int, index: int = 0, size: tuple[int, int] = DEFAULT_SIZE,
                          noise: bool = True) -> tuple[Image.Image, Image.Image, Image.Image, dict]:
     """(page, clean, text mask, truth): the page of `generate_page` (the same pixels), the page
-    without its text (same art, bubbles, halos and wear) and the text mask ("L": 255 where a
+    without its glyphs (same art, bubbles, halos and wear) and the text mask ("L": 255 where a
     glyph changed the page before wear, antialiased edges in between, 0 elsewhere)."""
     return _generate(seed, index, size, noise, keep_layers=True)
 
