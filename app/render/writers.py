@@ -184,7 +184,7 @@ def write_psd(path: str | os.PathLike, original: np.ndarray, cleaned: np.ndarray
     from psd_tools.constants import Compression
 
     h, w = original.shape[:2]
-    psd = PSDImage.new("RGB", (w, h))
+    psd = PSDImage.new("RGBA", (w, h))  # RGBA: a layer's alpha is its transparency, not a mask
     bottom = PixelLayer.frompil(Image.fromarray(original, "RGB"), psd, "original", 0, 0, Compression.RLE)
     bottom.visible = False
     psd.append(bottom)
