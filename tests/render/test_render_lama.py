@@ -60,7 +60,7 @@ def test_block_cleaning_with_lama_blends_a_margin_inside_the_region(tiny_lama):
     mask = np.zeros((60, 80), bool)
     mask[20:40, 20:60] = True
     region = np.zeros((60, 80), bool)
-    region[10:50, 10:70] = True
+    region[20:50, 10:70] = True  # the mask's top row is the region's edge: no margin above it
     bm = BlockMask(40, 30, mask, region)
     patch = clean_block(image, bm, LamaInpainter(tiny_lama, device="cpu"), blend=1)
     assert patch.method == "lama"

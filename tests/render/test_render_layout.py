@@ -48,7 +48,7 @@ def test_lines_stay_inside_the_shape_and_are_centred():
 
 
 def test_lines_are_balanced():
-    shape = np.ones((400, 300), bool)
+    shape = np.ones((400, 210), bool)  # greedy filling gives lines of 192, 201 and 53 px here
     lay = layout_text("one two three four five six seven eight nine ten eleven", shape, COMIC, 20, 20)
     lengths = [line.length for line in lay.lines]
     assert len(lengths) >= 2
@@ -110,6 +110,19 @@ def test_typeset_layer_never_spills_and_draws_the_style(outline):
     assert (solid[:, :3] == [255, 0, 0]).all(axis=1).any()
     has_green = (solid[:, :3] == [0, 255, 0]).all(axis=1).any()
     assert has_green == (outline > 0)
+
+
+def test_text_that_does_not_fit_at_all_is_cut_to_the_bubble():
+    area = ellipse(60, 24)
+    text = "Supercalifragilisticexpialidocious words keep coming and coming without any end in sight"
+    layer = typeset(text, TextStyle(min_size=10, max_size=20, outline_width=2), Shape(0, 0, area, "ellipse"))
+    assert layer.layout.overflow and not layer.layout.fits
+    assert not layer.rgba[~area][:, 3].any(), "nothing is drawn outside the bubble"
+    assert layer.rgba[..., 3].any()
+    tiny = ellipse(30, 12)  # even the smallest letter with its outline is larger than this bubble
+    cut = typeset("Supercalifragilistic", TextStyle(outline_width=2), Shape(0, 0, tiny, "ellipse"))
+    assert cut.spill > 0, "the layout alone would spill here"
+    assert not cut.rgba[~tiny][:, 3].any(), "the clip keeps it in"
 
 
 def test_style_override_resolution():

@@ -64,6 +64,18 @@ def test_bubble_masks_cover_the_synthetic_text(synth_case):
         assert bm.mask.sum() < 0.6 * bm.mask.size, f"{b['id']}: the mask is the text, not the bubble"
 
 
+def test_dilation_stops_at_the_bubble_outline():
+    gray, text = _bubble_page()
+    near = gray.copy()
+    near[47:51, 140:161] = 0  # a stroke just under the inner edge of the outline (y = 44 there)
+    bm = auto_mask(near, (50, 40, 251, 161), dilation=5, kind="bubble")
+    x0, y0, x1, y1 = bm.page_box()
+    full = np.zeros(gray.shape, bool)
+    full[y0:y1, x0:x1] = bm.mask
+    assert full[47:51, 140:161].all()
+    assert not full[40:44, 140:161].any(), "the dilated mask is cut at the body, the outline stays"
+
+
 def test_polygon_bounds_the_mask():
     gray, text = _bubble_page()
     polygon = ((100, 75), (200, 75), (200, 95), (100, 95))  # holds the first text bar only
