@@ -96,6 +96,10 @@ class PageRenderer:
             hit = self._patches[key] = clean_block(self.original, self.mask(b), self.engine)
         return hit
 
+    def has_patch(self, b: RenderBlock) -> bool:
+        """True when the block's clean patch is cached (rendering it again is cheap)."""
+        return (self._mask_key(b), self.engine.name) in self._patches
+
     def shape(self, b: RenderBlock) -> Shape:
         key = (self._mask_key(b), b.kind)
         hit = self._shapes.get(key)
