@@ -7,7 +7,6 @@ does not pan or select (the brush takes the mouse).
 """
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QColor, QImage, QPainterPath, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsPixmapItem, QGraphicsView
@@ -20,6 +19,8 @@ TINT = (230, 40, 40, 110)  # RGBA of masked pixels in the overlay
 
 def mask_overlay(shape: tuple[int, int], masks) -> QImage:
     """An RGBA QImage of `shape` (H, W) with the block masks tinted."""
+    import numpy as np
+
     h, w = shape
     rgba = np.zeros((h, w, 4), np.uint8)
     for m in masks:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, fields
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -55,6 +55,34 @@ class ColorButton(QPushButton):
             self.picked.emit(chosen.name())
 
 
+class FontBox(QComboBox):
+    """The font list; installed fonts are scanned the first time it opens (not at start-up)."""
+
+    def __init__(self):
+        super().__init__()
+        self.scanned = False
+        self.setMinimumContentsLength(14)
+
+    def showPopup(self) -> None:
+        if not self.scanned:
+            self.scan()
+        super().showPopup()
+
+    def scan(self) -> None:
+        from app.render.fontfind import family_names
+
+        self.scanned = True
+        current = self.currentData()
+        blocked = self.blockSignals(True)
+        self.clear()
+        self.addItem("App default (Comic Neue / Noto CJK)", "")
+        for name in family_names():
+            self.addItem(name, name)
+        self.addItem("Font file…", BROWSE)
+        self.setCurrentIndex(max(0, self.findData(current)))
+        self.blockSignals(blocked)
+
+
 class StylePanel(QWidget):
     """Shows and edits a style; the owner applies `changed(field, value)` to the selection."""
 
@@ -70,9 +98,9 @@ class StylePanel(QWidget):
         self._syncing = False
         self.target = QLabel("Project default")
         self.target.setWordWrap(True)
-        self.font_box = QComboBox()
-        self.font_box.setEditable(False)
-        self.font_box.setMinimumContentsLength(14)
+        self.font_box = FontBox()
+        self.font_box.addItem("App default (Comic Neue / Noto CJK)", "")
+        self.font_box.addItem("Font file…", BROWSE)
         self.min_size, self.max_size = QSpinBox(), QSpinBox()
         for spin in (self.min_size, self.max_size):
             spin.setRange(*SIZE_RANGE)
@@ -154,15 +182,6 @@ class StylePanel(QWidget):
         self.radius.valueChanged.connect(self.brush_radius_changed)
         self.mask_reset.clicked.connect(self.mask_reset_requested)
 
-    def fill_fonts(self, names: list[str]) -> None:
-        self._syncing = True
-        self.font_box.clear()
-        self.font_box.addItem("App default (Comic Neue / Noto CJK)", "")
-        for name in names:
-            self.font_box.addItem(name, name)
-        self.font_box.addItem("Font file…", BROWSE)
-        self._syncing = False
-
     def _on_font(self, _index: int) -> None:
         value = self.font_box.currentData()
         if value == BROWSE:
@@ -222,4 +241,3 @@ def style_with(style: TextStyle, key: str, value) -> TextStyle:
     return TextStyle(**data)
 
 
-__all__ = ["StylePanel", "override_with", "style_with", "Qt"]

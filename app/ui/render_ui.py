@@ -19,9 +19,6 @@ class StyleEditor:
 
     def __init__(self, window, controller: RenderController, panel: StylePanel):
         self.w, self.ctl, self.panel = window, controller, panel
-        from app.render.fontfind import family_names
-
-        panel.fill_fonts(family_names())
         panel.changed.connect(self.change)
         panel.reset_requested.connect(self.reset)
         panel.engine_chosen.connect(self.choose_engine)

@@ -15,26 +15,30 @@ import threading
 import time
 from dataclasses import replace
 
-import numpy as np
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtGui import QActionGroup, QImage, QUndoCommand
 
-from app.core.rendering import RenderOptions, render_blocks
 from app.render.style import TextStyle
 from app.ui.threads import track_pool
+
+# numpy, OpenCV and the renderer load on the first render, not when the window opens
 
 MODES = ("original", "cleaned", "translated")
 MODE_LABELS = {"original": "Original", "cleaned": "Cleaned", "translated": "Translated"}
 
 
-def rgb_to_qimage(rgb: np.ndarray) -> QImage:
+def rgb_to_qimage(rgb) -> QImage:
     """A deep-copied QImage (RGB888) of an (H, W, 3) uint8 array."""
+    import numpy as np
+
     h, w = rgb.shape[:2]
     data = np.ascontiguousarray(rgb)
     return QImage(data.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
 
 
-def options_for(mode: str) -> RenderOptions:
+def options_for(mode: str):
+    from app.core.rendering import RenderOptions
+
     return RenderOptions(text="none" if mode == "cleaned" else "translation")
 
 
@@ -168,6 +172,8 @@ class RenderController(QObject):
         return getattr(self.w.settings, "inpaint", "auto")
 
     def blocks(self, page=None):
+        from app.core.rendering import render_blocks
+
         page = page or self.w.doc.page(self.w.current)
         blocks = render_blocks(page, self.w.doc.project.style, options_for(self.mode))
         if self._preview is not None and self.mode == "translated":
