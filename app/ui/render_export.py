@@ -102,16 +102,19 @@ class PageExporter(QObject):
         self.dialog.setWindowTitle("Export translated pages")
         self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
         self.dialog.setMinimumDuration(300)
+        self.dialog.setAutoReset(False)
+        self.dialog.setAutoClose(False)
         self.dialog.canceled.connect(self.cancel.set)
         self.out = out
         self.ctl.pool.start(ExportJob(self.signals, project, fmt, out, self.ctl.engine_name(), self.ctl._engines,
                                       self.cancel))
 
     def _on_progress(self, done: int, total: int, name: str) -> None:
-        if self.dialog is not None:
-            self.dialog.setMaximum(total)
-            self.dialog.setValue(done)
-            self.dialog.setLabelText(f"Page {done} of {total}: {name}")
+        dialog = self.dialog
+        if dialog is not None:
+            dialog.setMaximum(total)
+            dialog.setLabelText(f"Page {done} of {total}: {name}")
+            dialog.setValue(done)  # may process events (a modal dialog): keep this last
 
     def _close(self) -> None:
         if self.dialog is not None:
