@@ -72,6 +72,7 @@ class PageRenderer:
         self._patches: dict[tuple, CleanPatch] = {}
         self._shapes: dict[tuple, Shape] = {}
         self._layers: dict[tuple, TextLayer | None] = {}
+        self._cleaned: tuple[tuple, np.ndarray] | None = None  # the last cleaned page and its key
 
     @property
     def size(self) -> tuple[int, int]:
@@ -123,13 +124,19 @@ class PageRenderer:
 
     # --- the page ---------------------------------------------------------------------------
     def cleaned(self, blocks: Sequence[RenderBlock], cancel: Callable[[], bool] | None = None) -> np.ndarray:
-        """The page with every block of `blocks` that has clean=True cleaned."""
+        """The page with every block of `blocks` that has clean=True cleaned (read-only: the
+        last one is kept, so that re-lettering after an edit does not clean the page again)."""
+        key = (tuple(self._mask_key(b) for b in blocks if b.clean), self.engine.name)
+        if self._cleaned is not None and self._cleaned[0] == key:
+            return self._cleaned[1]
         out = self.original.copy()
         for b in blocks:
             if cancel is not None and cancel():
                 raise Cancelled()
             if b.clean:
                 self.patch(b).apply(out)
+        out.flags.writeable = False
+        self._cleaned = (key, out)
         return out
 
     def render(self, blocks: Sequence[RenderBlock], cancel: Callable[[], bool] | None = None) -> RenderedPage:
