@@ -203,6 +203,7 @@ class RenderController(QObject):
             t = time.perf_counter()
             result = self.renderer.render(blocks)
             self._show(result, time.perf_counter() - t)
+            w.status_label.setText(f"{MODE_LABELS[self.mode]} page ({self.renderer.engine.name}).")
             return
         self._busy = True
         self._req += 1
