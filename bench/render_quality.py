@@ -75,7 +75,7 @@ def main() -> int:
         b, f, t, s = r["bubbles"], r["free_text"], r["typeset"], r["screentone"]
         print(f"engine {r['engine']}: {r['pages']} pages (seed {r['seed']}), {r['seconds_per_page']} s/page")
         print(f"  bubbles    MAE {b['mae']:.2f} grey levels, {100 * b['off48']:.3f} % off by > 48 "
-              f"({b['pixels']} glyph px; blocks by method {b['methods']})")
+              f"({b['pixels']} glyph px; all blocks by method {b['methods']})")
         print(f"  free text  MAE {f['mae']:.2f}, {100 * f['off48']:.2f} % off by > 48 ({f['pixels']} px)")
         print(f"  screentone MAE {s['auto_mask_mae']:.1f}, {100 * s['auto_mask_off48']:.1f} % off (automatic mask); "
               f"MAE {s['true_mask_mae']:.1f}, {100 * s['true_mask_off48']:.1f} % off (true mask), {s['cases']} cases")
