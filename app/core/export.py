@@ -99,6 +99,9 @@ def _block_json(block: Block) -> dict:
         "translation": block.translation,
         "model": block.model,
         "patches": block.patches,
+        "machine_translation": block.machine_translation,
+        "translation_edited": block.translation_edited,
+        "translator": block.translator,
     }
     style = override_to_dict(block.style)
     if style is not None:
@@ -229,7 +232,7 @@ def import_txt_text(project: Project, text: str, into: str = "text",
         if new_blocks:
             updated += len(new_blocks)
             pages[index] = replace(page, blocks=tuple(new_blocks.get(b.id, b) for b in page.blocks))
-    result = replace(project, pages=pages)  # a new Project; every other field (style, ...) kept
+    result = replace(project, pages=pages, glossary=list(project.glossary))  # a new Project; style etc. kept
     return TxtImport(result, warnings, updated)
 
 

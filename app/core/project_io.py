@@ -18,10 +18,13 @@ File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
                             "text": str | null, "translation", "model", "patches": int | null,
+                            "machine_translation", "translator",
                             "style": {changed style fields} | null,
                             "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
+     "glossary": [{"source", "target", "note"}],
      "style": {the project's lettering style: font, min_size, max_size, color, ...}}
-"style" and "mask_edits" were added later in version 1: files without them load with the defaults.
+"machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
+saved before machine translation and translated pages load with them empty / the defaults).
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ from app.core.sources import natural_key, open_source
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict, stroke_to_dict
 from app.render.style import TextStyle, override_from_dict, override_to_dict, style_from_dict, style_to_dict
+from app.translate.base import GlossaryEntry
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
@@ -126,6 +130,7 @@ def project_to_dict(project: Project) -> dict:
         "source": str(project.source),
         "order": project.order,
         "style": style_to_dict(project.style),
+        "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
         "pages": [_page_to_dict(page) for page in project.pages],
     }
 
@@ -233,7 +238,8 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
     pages_data = reader.items(data, "pages", "")
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
     style = reader.style(data.get("style"), "style")
-    return Project(source=source, pages=pages, order=order, style=style)
+    glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
+    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary)
 
 
 def _damaged(path: Path, why: str) -> UserError:
@@ -354,7 +360,14 @@ class _Reader:
             patches=None if patches is None else self.number(patches, f"{where}.patches", integer=True),
             style=self.block_style(data.get("style"), f"{where}.style"),
             mask_edits=self.strokes(data.get("mask_edits"), f"{where}.mask_edits"),
+            machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
+            translator=self.text(data, "translator", where, optional=True, default=""),
         )
+
+    def glossary_entry(self, data, where: str) -> GlossaryEntry:
+        data = self.obj(data, where)
+        return GlossaryEntry(self.text(data, "source", where), self.text(data, "target", where),
+                             self.text(data, "note", where, optional=True, default=""))
 
 
 def _join(where: str, key: str) -> str:
@@ -401,7 +414,7 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
             pages.append(replace(page, error=error))
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
-                   version=saved.version, style=saved.style)
+                   version=saved.version, glossary=list(saved.glossary), style=saved.style)
 
 
 # ----------------------------------------------------------------------------- autosave

@@ -34,7 +34,7 @@ SHORTCUTS = [
     ("actual_size", "100%", "Ctrl+1"),
     ("toggle_overlay", "Cycle overlay: text / boxes / none", "T"),
     ("view_mode", "Cycle page view: original / cleaned / translated (Alt+1/2/3)", "V"),
-    ("mask_brush", "Mask brush: paint text to clean (right button or E: erase)", "M"),
+    ("mask_brush", "Mask brush: paint text to clean (right button or Shift erases)", "M"),
     ("help", "Keyboard shortcuts", "F1"),
 ]
 

@@ -22,19 +22,20 @@ class _Signals(QObject):
 
 class ExportJob(QRunnable):
     def __init__(self, signals: _Signals, project, fmt: str, out: str, engine_name: str, engines: dict,
-                 cancel: threading.Event):
+                 cancel: threading.Event, options=None):
         super().__init__()
+        self.options = options
         self.signals, self.project, self.fmt, self.out = signals, project, fmt, out
         self.engine_name, self.engines, self.cancel = engine_name, engines, cancel
 
     def run(self) -> None:
-        from app.core.rendering import RenderOptions, export_translated
+        from app.core.rendering import export_translated
         from app.render.inpaint import load_inpainter
 
         try:
             engine = self.engines.get(self.engine_name) or load_inpainter(self.engine_name)
             self.engines[self.engine_name] = engine
-            report = export_translated(self.project, self.fmt, self.out, engine, RenderOptions(),
+            report = export_translated(self.project, self.fmt, self.out, engine, self.options,
                                        progress=lambda d, t, n: self.signals.progressed.emit(d, t, n),
                                        cancel=self.cancel.is_set)
             self.signals.finished.emit(report)
@@ -106,8 +107,10 @@ class PageExporter(QObject):
         self.dialog.setAutoClose(False)
         self.dialog.canceled.connect(self.cancel.set)
         self.out = out
+        from app.ui.render_view import options_for
+
         self.ctl.pool.start(ExportJob(self.signals, project, fmt, out, self.ctl.engine_name(), self.ctl._engines,
-                                      self.cancel))
+                                      self.cancel, options_for("translated", w.settings)))
 
     def _on_progress(self, done: int, total: int, name: str) -> None:
         dialog = self.dialog

@@ -36,10 +36,13 @@ def rgb_to_qimage(rgb) -> QImage:
     return QImage(data.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
 
 
-def options_for(mode: str):
+def options_for(mode: str, settings=None):
+    """The render options of a view; the translation's target language (the Translation
+    settings) picks hyphenation and, for ja / zh, vertical setting."""
     from app.core.rendering import RenderOptions
 
-    return RenderOptions(text="none" if mode == "cleaned" else "translation")
+    target = (getattr(settings, "translation_target", "") or "en").strip() or "en"
+    return RenderOptions(text="none" if mode == "cleaned" else "translation", lang=target, target_lang=target)
 
 
 class ProjectStyleCommand(QUndoCommand):
@@ -66,8 +69,9 @@ class _RenderJob(QRunnable):
     """Decode a page, build its renderer (loading the engine when needed) and render it."""
 
     def __init__(self, signals: _JobSignals, req: int, source: str, name: str, blocks, engine_name: str,
-                 engine_cache: dict, renderer=None):
+                 engine_cache: dict, renderer=None, settings=None):
         super().__init__()
+        self.settings = settings
         self.signals, self.req, self.source, self.name = signals, req, source, name
         self.blocks, self.engine_name, self.engine_cache, self.renderer = blocks, engine_name, engine_cache, renderer
 
@@ -84,7 +88,8 @@ class _RenderJob(QRunnable):
                     engine = self.engine_cache[self.engine_name] = load_inpainter(self.engine_name)
                 with open_source(self.source) as source:
                     image = source.load(self.name)
-                renderer = PageRenderer(image, engine)
+                options = options_for("translated", self.settings)
+                renderer = PageRenderer(image, engine, options.lang, options.target_lang)
             result = renderer.render(self.blocks)
             self.signals.done.emit(self.req, renderer, result)
             for b in self.blocks:  # warm: a translation typed into any block then shows at once
@@ -175,7 +180,7 @@ class RenderController(QObject):
         from app.core.rendering import render_blocks
 
         page = page or self.w.doc.page(self.w.current)
-        blocks = render_blocks(page, self.w.doc.project.style, options_for(self.mode))
+        blocks = render_blocks(page, self.w.doc.project.style, options_for(self.mode, self.w.settings))
         if self._preview is not None and self.mode == "translated":
             bid, text = self._preview
             blocks = [replace(b, text=text, clean=bool(text.strip()) or b.clean) if b.id == bid else b
@@ -209,7 +214,7 @@ class RenderController(QObject):
         self._req += 1
         w.status_label.setText(f"Rendering the {self.mode} page…")
         self.pool.start(_RenderJob(self.signals, self._req, w.doc.source, w.current, blocks, self.engine_name(),
-                                   self._engines, self.renderer))
+                                   self._engines, self.renderer, w.settings))
 
     def _on_done(self, req: int, renderer, result) -> None:
         if req == self._req and self.page_name == self.w.current:
