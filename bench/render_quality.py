@@ -20,24 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.render.inpaint import OpenCVInpainter  # noqa: E402
 from tools.render_metrics import (  # noqa: E402
-    CleanFigures,
-    TypesetFigures,
-    clean_figures,
-    make_case,
-    render_case,
+    measure_pages,
     tone_figures,
 )
 
 
 def measure(engine, pages: int, seed: int, tone: int) -> dict:
-    bubbles, free, typeset = CleanFigures(), CleanFigures(), TypesetFigures()
     t = time.perf_counter()
-    for i in range(pages):
-        case = make_case(seed, i)
-        result, _blocks = render_case(case, engine)
-        bubbles.add(clean_figures(case, result.cleaned, methods=result.methods))
-        free.add(clean_figures(case, result.cleaned, kinds=("text",)))
-        typeset.add_layers(result.layers)
+    bubbles, free, typeset = measure_pages(engine, seed, pages)
     seconds = time.perf_counter() - t
     tone_auto, tone_true = tone_figures(range(tone), engine)
     return {

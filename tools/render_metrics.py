@@ -147,6 +147,18 @@ class TypesetFigures:
             self.size_sum += layer.layout.size
 
 
+def measure_pages(engine, seed: int, pages: int, size=(1024, 1448)) -> tuple[CleanFigures, CleanFigures, TypesetFigures]:
+    """(bubbles, free text, typesetting) figures of pages 0..pages-1 of run `seed`."""
+    bubbles, free, typeset = CleanFigures(), CleanFigures(), TypesetFigures()
+    for i in range(pages):
+        case = make_case(seed, i, size=size)
+        result, _blocks = render_case(case, engine)
+        bubbles.add(clean_figures(case, result.cleaned, methods=result.methods))
+        free.add(clean_figures(case, result.cleaned, kinds=("text",)))
+        typeset.add_layers(result.layers)
+    return bubbles, free, typeset
+
+
 def tone_case(seed: int, index: int, size=(360, 300)):
     """Japanese drawn straight onto screentone, no halo: (page RGB, clean RGB, mask, box)."""
     from tools.synth.art import screentone
@@ -196,4 +208,4 @@ def tone_figures(seeds, engine) -> tuple[CleanFigures, CleanFigures]:
 
 
 __all__ = ["Case", "CleanFigures", "RenderBlock", "TypesetFigures", "clean_figures", "fake_translation",
-           "make_case", "render_case", "tone_case", "tone_figures"]
+           "make_case", "measure_pages", "render_case", "tone_case", "tone_figures"]

@@ -29,32 +29,17 @@ LINES = ["Wait for me!", "Where are you going at this hour?", "I told you alread
 def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from app.core.settings import AppSettings
     from app.ui import main as ui_main
-    from app.ui import session
-    from app.ui.main_window import MainWindow
     from app.ui.render_view import wait_rendered
-    from tools.ui_screenshots import wait
+    from tools.ui_screenshots import demo_window, wait
 
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
     ui_main.apply_theme(app)
     ui_main.pick_cjk_font()
-    samples, model, detector = ui_main.demo_paths()
     pages = TMP / "samples"
-    shutil.copytree(samples, pages, ignore=shutil.ignore_patterns("*.json", "*.md"))
-    w = MainWindow(AppSettings(model=str(model), detector=str(detector), device="cpu", patches=ui_main.DEMO_PATCHES))
-    w.demo = True
-    w.update_model_banner()
-    w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
-    w.resize(1500, 950)
-    w.show()
-    session.open_path(w, pages)
-    wait(app, w.view.has_image)
-    done = []
-    w.run_finished.connect(done.append)
-    w.run_pages([w.current])
-    wait(app, lambda: bool(done))
+    shutil.copytree(ui_main.demo_paths()[0], pages, ignore=shutil.ignore_patterns("*.json", "*.md"))
+    w = demo_window(app, pages, (1500, 950))
     blocks = w.doc.page(w.current).blocks
     for i, b in enumerate(blocks):  # type a translation into each block, as a user does
         w.view.select_block(b.id)

@@ -6,11 +6,7 @@ import pytest
 
 from app.render.inpaint import OpenCVInpainter
 from tools.render_metrics import (
-    CleanFigures,
-    TypesetFigures,
-    clean_figures,
-    make_case,
-    render_case,
+    measure_pages,
     tone_figures,
 )
 
@@ -18,12 +14,7 @@ from tools.render_metrics import (
 @pytest.fixture(scope="module")
 def figures():
     engine = OpenCVInpainter()
-    bubbles, typeset = CleanFigures(), TypesetFigures()
-    for i in range(6):
-        case = make_case(4242, i)
-        result, _blocks = render_case(case, engine)
-        bubbles.add(clean_figures(case, result.cleaned, methods=result.methods))
-        typeset.add_layers(result.layers)
+    bubbles, _free, typeset = measure_pages(engine, 4242, 6)
     return bubbles, typeset, tone_figures(range(8), engine)
 
 
