@@ -106,8 +106,10 @@ def test_an_installed_inpainting_model_is_not_offered_as_ocr_or_detector(qtbot, 
     chosen = []
     dlg.model_chosen.connect(chosen.append)
     dlg.detector_chosen.connect(chosen.append)
-    dlg.select(entry.name)
-    assert dlg.buttons["verify"].isEnabled() and not dlg.buttons["use"].isEnabled()
-    dlg._on_use()
-    assert chosen == []
-    dlg.done(0)
+    try:
+        dlg.select(entry.name)
+        assert dlg.buttons["verify"].isEnabled() and not dlg.buttons["use"].isEnabled()
+        dlg._on_use()
+        assert chosen == []
+    finally:
+        dlg.done(0)  # stops the dialog's thread even when an assertion failed
