@@ -35,11 +35,13 @@ SHORTCUTS = [
     ("fit_width", "Fit width", "Ctrl+9"),
     ("actual_size", "100%", "Ctrl+1"),
     ("toggle_overlay", "Cycle overlay: text / boxes / none", "T"),
+    ("view_mode", "Cycle page view: original / cleaned / translated (Alt+1/2/3)", "V"),
+    ("mask_brush", "Mask brush: paint text to clean (right button or Shift erases)", "M"),
     ("help", "Keyboard shortcuts", "F1"),
 ]
 # Keys without a modifier act only while the page (canvas) has the focus: typed into anything
 # else, they are text, never a command (issue 14: typing switched the overlay).
-CANVAS_KEYS = ("draw", "toggle_overlay")
+CANVAS_KEYS = ("draw", "toggle_overlay", "view_mode", "mask_brush")
 # Need an open volume: disabled (greyed) while nothing is open.
 NEEDS_PROJECT = ("save", "next_page", "prev_page", "run_page", "run_all", "draw", "next_block", "prev_block",
                  "edit_inline", "reread", "delete", "merge", "zoom_in", "zoom_out", "fit_page", "fit_width",
@@ -85,7 +87,7 @@ def build(w) -> SimpleNamespace:
     w.recent_menu = m.addMenu("Open &recent")
     m.addSeparator()
     m.addAction(a.save)
-    ex = m.addMenu("&Export")
+    ex = w.export_menu = m.addMenu("&Export")
     for label, fmt, scope, tr in (("Page as JSON…", "json", "page", False), ("Page as TXT…", "txt", "page", False),
                                   ("Volume as JSON…", "json", "volume", False),
                                   ("Volume as TXT…", "txt", "volume", False),

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.core import edits
 from app.core.settings import AppSettings, save_settings
-from app.ui import actions, error_text, session
+from app.ui import actions, error_text, render_ui, session
 from app.ui.block_panel import BlockPanel
 from app.ui.canvas import PageView
 from app.ui.commands import push_edit
@@ -114,6 +114,7 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         actions.update_enabled(self)
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self._load_toolbar_from_settings()
+        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
 
         self.host = WorkerHost(self)
@@ -386,6 +387,7 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         """Stop all background work (cancel, quit, wait); safe to call twice."""
         self._closing = True
         self.autosave_timer.stop()
+        self.render_ctl.shutdown()
         self.host.stop()
         self.translation.stop()
         self.page_list.stop()
