@@ -32,7 +32,7 @@ from app.ui.image_jobs import ImageJob, ImageJobSignals
 from app.ui.page_list import PageList
 from app.ui.run_control import RunMixin
 from app.ui.run_stats import RunStats
-from app.ui.screens import install_dialog_fitter, place_window
+from app.ui.screens import install_dialog_fitter, place_window, scrollable_docks
 from app.ui.threads import track_pool
 from app.ui.undo_keys import UndoKeyRouter
 from app.ui.widgets import ElidedLabel, breakable
@@ -156,6 +156,7 @@ class MainWindow(ActionsMixin, RunMixin, QMainWindow):
         self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
         self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
         session.refresh_recent_menu(self)
+        scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
         place_window(self)  # run_gui restores the last geometry over this
         install_dialog_fitter()
         self.update_model_banner()

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QDialog, QMainWindow, QWidget
 
 PREFERRED = QSize(1400, 900)  # the first size on a screen that has room for it
 SCREEN_SHARE = 0.92  # of the available area, on smaller screens
+DOCK_MIN_WIDTH = 220  # docks narrower than their content scroll
 FRAME_ALLOWANCE = QSize(16, 40)  # window-manager frame, until the real one is known (shown window)
 
 
@@ -71,6 +72,24 @@ def place_window(window: QMainWindow, geometry: QByteArray | None = None) -> Non
     margins = _frame_margins(window)
     window.resize(max(1, target.width() - margins.width()), max(1, target.height() - margins.height()))
     window.move(target.topLeft())  # move() places the frame's corner
+
+
+def scrollable_docks(window: QMainWindow, max_width: int = DOCK_MIN_WIDTH) -> None:
+    """Docks whose content cannot be narrower than `max_width` get a scroll area around it, so
+    they never make the window wider than a small screen (they scroll instead)."""
+    from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea
+
+    for dock in window.findChildren(QDockWidget):
+        content = dock.widget()
+        if content is None or isinstance(content, QScrollArea) or content.minimumSizeHint().width() <= max_width:
+            continue
+        area = QScrollArea()
+        area.setObjectName(f"{dock.objectName()}_scroll")
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setWidgetResizable(True)
+        area.setWidget(content)
+        area.setMinimumWidth(max_width)
+        dock.setWidget(area)
 
 
 def fit_dialog(dialog: QWidget) -> None:

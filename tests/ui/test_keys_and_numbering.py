@@ -65,6 +65,7 @@ def test_ctrl_z_in_the_editor_after_a_page_change(make_window, pages, qtbot):
 def test_ctrl_z_in_an_open_in_place_editor(make_window, pages, qtbot):
     w = make_window()
     session.open_path(w, pages)
+    qtbot.waitUntil(w.view.has_image, timeout=10000)  # the page arriving rebuilds the canvas's items
     _blocks(w, "page-001.png")
     w.view.select_block("b0")
     w.action_edit_inline()
