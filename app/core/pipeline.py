@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from app.core.document import Block, Page
-from app.detect.blocks import build_blocks, crop, is_vertical, pad_box
+from app.detect.blocks import build_regions, crop, is_vertical, pad_box
 from app.errors import Cancelled, UserError
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,14 @@ class PipelineProgress:
     pages_total: int
     blocks_done: int
     blocks_total: int
+
+
+def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl") -> list[Block]:
+    """The document's blocks for one page's detections: app.detect's regions in reading order,
+    numbered: ids "b1".."bn", order 1..n, empty text."""
+    return [Block(id=f"b{n}", order=n, kind=r.kind, box=r.box, polygon=r.polygon, vertical=r.vertical,
+                  score=r.score)
+            for n, r in enumerate(build_regions(detections, image_size, order), start=1)]
 
 
 def _error_text(exc: BaseException) -> str:
