@@ -11,7 +11,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
-DEFAULT_MODEL = "hayai-ocr-v2.5-nova"
+from app.models.manifest import DEFAULTS
+
 PATCH_BUDGETS = (256, 384, 512)
 DEVICES = ("auto", "cuda", "cpu")
 ORDERS = ("rtl", "ltr")
@@ -22,8 +23,8 @@ MAX_RECENT = 10
 
 @dataclass(frozen=True)
 class AppSettings:
-    model: str = DEFAULT_MODEL  # model name known to the store, or a folder path
-    detector: str = "comic-speech-bubble-detector"  # detector name (model store) or .pt path
+    model: str = DEFAULTS["ocr"]  # model name known to the store, or a folder path
+    detector: str = DEFAULTS["detector"]  # detector name (model store) or .pt path
     device: str = "auto"  # one of DEVICES
     patches: int = 384  # patch budget per crop (any positive value; 256/384/512 offered)
     order: str = "rtl"  # reading order for new detections

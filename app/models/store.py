@@ -1,14 +1,16 @@
 """The model store: a manifest of published models, where they live, downloads, verification.
 
 Manifest: `MODELS` maps a name to a frozen `ModelEntry` (Hub repo, pinned revision, files with
-sha256 and size in bytes when known). `ALIASES` maps short names ("nova", "v2", "bubbles", ...).
+sha256 and size in bytes when known, kind). `ALIASES` maps short names; `DEFAULTS` names the
+model of each kind used when none is chosen (`default_model(kind)`). The store reads these as
+data: it knows no model family, only kinds, files and hashes.
 Tests and tools may add entries (`MODELS[entry.name] = entry`); every function also accepts a
 `ModelEntry` directly.
 
 Resolution (`resolve_model`), first hit wins:
-  1. an explicit path: an existing folder (OCR) or file (detector `.pt`); a bare manifest name
-     such as "nova" is a name even if a folder of that name exists in the working directory
-     (write "./nova" for the folder);
+  1. an explicit path: an existing folder, or file (a single-file model); a bare manifest name
+     or alias is a name even if a folder of that name exists in the working directory (write
+     "./NAME" for the folder);
   2. the app's model directory, `models_dir() / NAME` (platformdirs user data dir, or
      `$HAYAI_MODELS_DIR`), all files present;
   3. the Hugging Face cache (`$HF_HUB_CACHE`, `$HF_HOME/hub`, ~/.cache/huggingface/hub) at the
@@ -18,8 +20,8 @@ against the pin (hashes are remembered per path, size and mtime in `models_dir()
 so a 600 MB file is hashed once, not at every start). Missing -> ModelError with the exact
 command to run: `hayai-desktop models download NAME`.
 
-Trust policy for files without a pinned sha256 (the detectors: their hashes are not known to
-this project yet, and an ultralytics `.pt` is a pickle that runs code when loaded):
+Trust policy for files without a pinned sha256 (whose hashes are not known to this project yet;
+such a file may be a pickle, which runs code when loaded):
   - `download(..., trust_unpinned=False)` refuses them; with `trust_unpinned=True` (CLI:
     `--trust-unpinned`) the file is fetched, checked against the Hub's own sha256 ETag when it
     has one, and its sha256 is recorded in `models_dir()/.trusted.json` (trust on first use);
@@ -43,9 +45,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.errors import ModelError
-from app.models.manifest import ALIASES, KIND_LABELS, KINDS, MODELS, ModelEntry, ModelFile  # noqa: F401  (re-exported)
+from app.models.manifest import (  # noqa: F401  (re-exported)
+    ALIASES,
+    DEFAULTS,
+    KIND_LABELS,
+    KINDS,
+    MODELS,
+    ModelEntry,
+    ModelFile,
+)
 
-DEFAULT_OCR = "hayai-ocr-v2.5-nova"
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
 
@@ -105,6 +114,14 @@ def get_entry(name: str | ModelEntry) -> ModelEntry:
     return entry
 
 
+def default_model(kind: str) -> str | None:
+    """The manifest's default model of `kind` (one of KINDS), or None when it names none."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    name = DEFAULTS.get(kind)
+    return name if name in MODELS and MODELS[name].kind == kind else None
+
+
 def download_command(entry: ModelEntry) -> str:
     """The command a user runs to fetch `entry`."""
     flag = "" if entry.pinned else " --trust-unpinned"
@@ -116,7 +133,7 @@ def _store_path(entry: ModelEntry) -> Path:
 
 
 def _result_path(entry: ModelEntry, folder: Path) -> Path:
-    """A single-file model (a detector's `.pt`) resolves to its file, the others to their folder."""
+    """A single-file model resolves to its file, the others to their folder."""
     return folder / entry.files[0].name if entry.single_file else folder
 
 
@@ -228,8 +245,8 @@ def _check_files(entry: ModelEntry, folder: Path, where: str, trust_unpinned: bo
         want = _expected_sha(entry, f)
         if want is None and not trust_unpinned:
             raise ModelError(
-                f"{path}: {entry.name} has no pinned sha256 and a '.pt' file is a pickle that can run code "
-                f"when loaded, so it is not loaded unverified. If you trust {entry.repo_id}, run: "
+                f"{path}: {entry.name} has no pinned sha256, and a file that is not verified is not loaded "
+                f"(a pickled file can run code when loaded). If you trust {entry.repo_id}, run: "
                 f"{download_command(entry)} (or choose the file explicitly by its path)."
             )
         got = file_sha256(path)
@@ -253,7 +270,7 @@ def _is_bare_name(text: str) -> bool:
 
 
 def resolve_model(name_or_path: str | os.PathLike | ModelEntry, *, trust_unpinned: bool = False) -> Path:
-    """Path of a usable model: an OCR folder, or a detector's `.pt` file.
+    """Path of a usable model: its folder, or its file for a single-file model.
 
     Order: an existing explicit path (returned as is: the user chose it), then the app store,
     then the Hugging Face cache at the pinned revision; files are sha256-checked (see module doc).
@@ -269,7 +286,8 @@ def resolve_model(name_or_path: str | os.PathLike | ModelEntry, *, trust_unpinne
                 return path.resolve()
             raise ModelError(f"{text!r} is neither an existing model folder or file nor a known model name "
                              f"({', '.join(sorted(MODELS))}; aliases {', '.join(sorted(ALIASES))}). Pass an existing "
-                             "folder, or download a model: `hayai-desktop models download nova`.")
+                             "folder, or download a model: `hayai-desktop models download NAME` "
+                             "(`hayai-desktop models list` shows them).")
         entry = get_entry(text)
     found = locate(entry)
     if found is None:
@@ -337,7 +355,7 @@ def remove(name: str | ModelEntry) -> bool:
 
 
 def import_folder(path: str | os.PathLike, name: str | ModelEntry) -> Path:
-    """Copy a local checkpoint folder (or a detector's `.pt`) into the store as model `name`.
+    """Copy a local model folder (or the file of a single-file model) into the store as model `name`.
 
     The folder must hold every manifest file; pinned files must match their sha256 (an unpinned
     file is trusted: the user chose it). Returns what resolve_model will return.
@@ -419,8 +437,8 @@ def download(
 
     entry = get_entry(name)
     if not entry.pinned and not trust_unpinned:
-        raise ModelError(f"{entry.name} ({entry.repo_id}) has no pinned sha256 and its file is a pickle that "
-                         "can run code when loaded. Download it only if you trust that repository: "
+        raise ModelError(f"{entry.name} ({entry.repo_id}) has no pinned sha256, and an unverified file may be "
+                         "a pickle that runs code when loaded. Download it only if you trust that repository: "
                          f"{download_command(entry)}")
     store = _ensure(_store_path(entry))
     todo = []
