@@ -44,6 +44,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from app.atomic import atomic_write_json
 from app.errors import ModelError
 from app.models.manifest import (  # noqa: F401  (re-exported)
     ALIASES,
@@ -147,10 +148,7 @@ def _read_json(path: Path) -> dict:
 
 def _write_json(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    atomic_write_json(path, data, indent=1, sort_keys=True)
 
 
 def _sha256_file(path: Path) -> str:

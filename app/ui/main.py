@@ -167,7 +167,10 @@ def _write_smoke_page(folder: Path) -> Path:
 
 
 def run_gui(args) -> int:
+    from app.logs import configure_logging
+
     smoke = bool(getattr(args, "smoke_test", False))
+    configure_logging(stderr=False)
     tmp = None
     if smoke:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
