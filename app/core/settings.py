@@ -102,11 +102,11 @@ def _set_aside(path: Path, why: BaseException) -> AppSettings:
     try:
         os.replace(path, bad)
     except OSError as exc:
-        log.warning("The settings file %s could not be read (%s) nor moved aside (%s); the default settings "
-                    "are used and will replace it when a setting changes.", path, why, exc.strerror or exc)
+        log.warning("Settings were reset to the defaults: %s could not be read (%s) nor moved aside (%s); "
+                    "it will be replaced when a setting changes.", path, why, exc.strerror or exc)
     else:
-        log.warning("The settings file %s could not be read (%s). It was kept as %s and the default settings "
-                    "are used.", path, why, bad)
+        log.warning("Settings were reset to the defaults: %s could not be read (%s); it was kept as %s.",
+                    path, why, bad)
     return AppSettings()
 
 

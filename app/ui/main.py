@@ -6,6 +6,7 @@ given models, exit 0 on success. `--demo` opens resources/samples with resources
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
@@ -33,8 +34,9 @@ def pick_cjk_font() -> str:
             loaded.update(QFontDatabase.applicationFontFamilies(fid))
     family = fonts.CJK_FAMILY if fonts.CJK_FAMILY in loaded else ""
     if not family:
-        print(f"hayai-desktop: the app's CJK font is missing from {fonts.font_dir()} (a damaged installation: "
-              "reinstall it); Japanese, Chinese and Korean text may show as boxes.", file=sys.stderr)
+        logging.getLogger(__name__).warning(
+            "The app's CJK font is missing from %s (a damaged installation: reinstall it); Japanese, Chinese "
+            "and Korean text may show as boxes.", fonts.font_dir())
     items.CJK_FAMILY = family
     return family
 

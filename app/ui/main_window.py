@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core import edits
 from app.core.settings import AppSettings, save_settings
-from app.ui import actions, session
+from app.ui import actions, log_bridge, session
 from app.ui.block_panel import BlockPanel
 from app.ui.canvas import Mode, PageView
 from app.ui.commands import push_edit
@@ -103,6 +103,7 @@ class MainWindow(RunMixin, QMainWindow):
         self.progress.hide()
         self.device_label = QLabel("Models not loaded")
         self.statusBar().addWidget(self.status_label, 1)
+        self.warning_button = log_bridge.install(self)  # the app's warnings, from any thread
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.device_label)
 
@@ -479,6 +480,7 @@ class MainWindow(RunMixin, QMainWindow):
     def shutdown(self) -> None:
         """Stop all background work (cancel, quit, wait); safe to call twice."""
         self._closing = True
+        self.log_bridge.close()
         self.autosave_timer.stop()
         self.host.stop()
         self.page_list.stop()

@@ -8,16 +8,18 @@ here, on first use, never on the GUI thread.
 """
 from __future__ import annotations
 
-import sys
+import logging
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from app.errors import Cancelled, UserError
+from app.logs import SHOWN
 from app.ui.threads import track_thread
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class Worker(QObject):
             self.failed.emit(request.req_id, str(exc))
         except Exception as exc:  # noqa: BLE001 - thread boundary: the user gets a message, not a crash
             status = "failed"
-            traceback.print_exc(file=sys.stderr)
+            log.error("request %d (%s) failed", request.req_id, request.kind, exc_info=True, extra={SHOWN: True})
             self.failed.emit(request.req_id, f"Unexpected error: {type(exc).__name__}: {exc}")
         self.finished.emit(request.req_id, status)
 
