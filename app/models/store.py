@@ -45,7 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.atomic import atomic_write_json
-from app.errors import ModelError
+from app.errors import Cancelled, ModelError
 from app.models.manifest import (  # noqa: F401  (re-exported)
     ALIASES,
     DEFAULTS,
@@ -151,13 +151,44 @@ def _write_json(path: Path, data: dict) -> None:
     atomic_write_json(path, data, indent=1, sort_keys=True)
 
 
-def _sha256_file(path: Path) -> str:
+def _sha256_file(path: Path, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> str:
+    """sha256 (hex) of a file, read 1 MiB at a time: progress(file name, bytes done, total) after
+    each, cancel() before each (True raises Cancelled)."""
     import hashlib
 
     h = hashlib.sha256()
+    total = path.stat().st_size if progress else None
+    done = 0
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
+            if cancel is not None and cancel():
+                raise Cancelled(f"checking {path.name} cancelled")
             h.update(block)
+            done += len(block)
+            if progress:
+                progress(path.name, done, total)
+    return h.hexdigest()
+
+
+def _copy_file(src: Path, dest: Path, progress: ProgressFn | None, cancel: CancelFn | None) -> str:
+    """Copy 1 MiB at a time, answering cancel() between chunks (Cancelled; `dest` is then partial);
+    returns the sha256 (hex) of the bytes copied."""
+    import hashlib
+
+    h = hashlib.sha256()
+    total = src.stat().st_size
+    done = 0
+    with src.open("rb") as fin, dest.open("wb") as fout:
+        for block in iter(lambda: fin.read(1 << 20), b""):
+            if cancel is not None and cancel():
+                raise Cancelled(f"copying {src.name} cancelled")
+            fout.write(block)
+            h.update(block)
+            done += len(block)
+            if progress:
+                progress(src.name, done, total)
+        fout.flush()
+        os.fsync(fout.fileno())
     return h.hexdigest()
 
 
@@ -309,9 +340,11 @@ def installed_models() -> dict[str, tuple[Path, str]]:
     return out
 
 
-def verify(name: str | ModelEntry) -> list[tuple[str, bool, str]]:
+def verify(name: str | ModelEntry, progress: ProgressFn | None = None,
+           cancel: CancelFn | None = None) -> list[tuple[str, bool, str]]:
     """Re-hash every file of an installed model: [(file name, ok, reason)], no cache, nothing deleted.
 
+    progress(file, bytes hashed, file size) as it reads; cancel() -> True raises Cancelled.
     Raises ModelError when the model is not installed at all.
     """
     entry = get_entry(name)
@@ -325,7 +358,7 @@ def verify(name: str | ModelEntry) -> list[tuple[str, bool, str]]:
         if not path.is_file():
             rows.append((f.name, False, f"missing from {folder}"))
             continue
-        got = _sha256_file(path)
+        got = _sha256_file(path, progress, cancel)
         want = _expected_sha(entry, f)
         if want is None:
             rows.append((f.name, False, f"no pinned sha256 and not trusted yet (sha256 {got})"))
@@ -352,11 +385,14 @@ def remove(name: str | ModelEntry) -> bool:
     return True
 
 
-def import_folder(path: str | os.PathLike, name: str | ModelEntry) -> Path:
+def import_folder(path: str | os.PathLike, name: str | ModelEntry, progress: ProgressFn | None = None,
+                  cancel: CancelFn | None = None) -> Path:
     """Copy a local model folder (or the file of a single-file model) into the store as model `name`.
 
     The folder must hold every manifest file; pinned files must match their sha256 (an unpinned
     file is trusted: the user chose it). Returns what resolve_model will return.
+    progress(file, bytes done, total) while checking and copying; cancel() -> True raises
+    Cancelled and leaves the store as it was.
     """
     entry = get_entry(name)
     src = Path(path).expanduser()
@@ -370,25 +406,26 @@ def import_folder(path: str | os.PathLike, name: str | ModelEntry) -> Path:
     missing = [n for n, p in files.items() if not p.is_file()]
     if missing:
         raise ModelError(f"{src_folder} lacks {', '.join(missing)}; it is not a complete {entry.name} folder.")
-    for f in entry.files:
-        got = _sha256_file(files[f.name])
-        if f.sha256 and got != f.sha256:
-            raise ModelError(f"{files[f.name]}: sha256 {got} does not match {entry.name}'s pinned {f.sha256}; "
-                             "not imported.")
     store = _store_path(entry)
     staging = Path(tempfile.mkdtemp(dir=_ensure(models_dir()), prefix=f".import-{entry.name}-"))
+    shas = {}
     try:
-        for f in entry.files:
-            shutil.copyfile(files[f.name], staging / f.name)
+        for f in entry.files:  # copy and hash in one read; a pinned file must match before the swap
+            shas[f.name] = got = _copy_file(files[f.name], staging / f.name, progress, cancel)
+            if f.sha256 and got != f.sha256:
+                raise ModelError(f"{files[f.name]}: sha256 {got} does not match {entry.name}'s pinned "
+                                 f"{f.sha256}; not imported.")
+        if cancel is not None and cancel():
+            raise Cancelled(f"import of {entry.name} cancelled")
         if store.exists():
             shutil.rmtree(store)
         os.replace(staging, store)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     for f in entry.files:
-        sha = file_sha256(store / f.name, use_cache=False)
+        _remember_hash(store / f.name, shas[f.name])
         if not f.sha256:
-            _trust(entry, f, sha)
+            _trust(entry, f, shas[f.name])
     return _result_path(entry, store)
 
 

@@ -212,7 +212,15 @@ def run_gui(args) -> int:
         session.open_path(window, path)
     else:
         session.reopen_after_crash(window)
-    return app.exec()
+    code = app.exec()
+    if not window.stopped_cleanly:
+        # a worker is still inside a step that cannot be interrupted: its QThread must not be
+        # destroyed while it runs (Qt aborts the process). Everything is saved: end here.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def items_family() -> str:
