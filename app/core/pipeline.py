@@ -28,7 +28,9 @@ PAGE_ERRORS = (UserError, OSError, ValueError, RuntimeError)
 @dataclass(frozen=True)
 class PipelineSettings:
     """patches: recognizer patch budget (256 / 384 / 512); max_new_tokens: decode limit per crop;
-    order: "rtl" | "ltr"; batch_size: crops per recognizer batch; imgsz / conf / iou: detector
+    order: "rtl" | "ltr"; batch_size: crops per recognizer batch (None: the recognizer's own
+    policy for its device, `Recognizer.default_batch_size`, for the GUI and the CLI alike);
+    imgsz / conf / iou: detector
     input size (pixels, long side; None = the size the detector was trained at), minimum score,
     NMS IoU; chunk_pages: pages per detect+read
     round; detect_batch: pages per detector call."""
@@ -36,7 +38,7 @@ class PipelineSettings:
     patches: int = 384
     max_new_tokens: int = 128
     order: str = "rtl"
-    batch_size: int = 16
+    batch_size: int | None = None
     imgsz: int | None = None
     conf: float = 0.25
     iou: float = 0.5
