@@ -178,3 +178,28 @@ def test_detector_runs_at_the_size_it_was_trained_at(tiny_detector, make_page):
         assert tiny_detector.detect([page], conf=0.0) == explicit  # ... until the detector says so
     finally:
         tiny_detector.imgsz = 640
+
+
+def test_a_corrupt_page_is_not_an_image_after_a_detector_is_loaded(tmp_path):
+    """ultralytics replaces PIL.Image.open process-wide with a wrapper that answers a corrupt file
+    by trying to install pi-heif; app.detect undoes that. Should the undo stop working (an
+    ultralytics that renames its patches), a damaged page would no longer say what it is."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "p.png").write_bytes(b"not an image" * 50)
+    code = (
+        "import sys; sys.path.insert(0, '.')\n"
+        "from app.detect import load_detector\n"
+        "from app.detect.testing import write_tiny_detector\n"
+        f"load_detector(write_tiny_detector(r'{tmp_path / 'd.pt'}'), device='cpu')\n"
+        "from app.core.sources import open_source\n"
+        "from app.errors import ImageError\n"
+        f"source = open_source(r'{pages}')\n"
+        "try: source.load('p.png')\n"
+        "except ImageError as exc: print('MESSAGE', exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    message = next(ln for ln in out.stdout.splitlines() if ln.startswith("MESSAGE"))
+    assert "p.png: not a readable image (the file content is not PNG data)" in message, message
