@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from app.detect import Detection, load_detector, resolve_device
+from app.detect import Detection, load_detector
 from app.errors import ModelError, UserError
 
 
@@ -99,18 +98,6 @@ def test_missing_official_name_is_not_downloaded(tmp_path, monkeypatch):
         load_detector("yolov8n.pt")
     assert not (tmp_path / "yolov8n.pt").exists()
 
-
-def test_device_policy():
-    expected = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
-    assert resolve_device("auto") == expected
-    assert resolve_device("cpu") == "cpu"
-    if torch.cuda.is_available():
-        assert resolve_device("cuda") == "cuda"
-    else:
-        with pytest.raises(UserError, match="--device cpu"):
-            resolve_device("cuda")
-    with pytest.raises(UserError, match="unknown device"):
-        resolve_device("tpu")
 
 
 def test_detector_leaves_torch_threads_alone(tmp_path, make_page):
