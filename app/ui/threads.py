@@ -55,13 +55,20 @@ def wait_for_running(timeout_ms: int) -> bool:
             continue
     return not [d for d in running() if d.startswith("QThread")]
 
+
 def stop_all(timeout_ms: int, *stops: Callable[[int], bool]) -> bool:
-    """At exit: run each `stop(ms)` (cancel + a bounded wait, True when stopped), then wait for
-    the kept threads; True when everything stopped. What did not is logged by name."""
+    """At exit: run each `stop(ms)` (cancel + a wait of at most ms, True when stopped), then wait
+    for any other tracked thread still running, all within `timeout_ms` together; True when
+    everything stopped. What did not is logged by name."""
+    deadline = time.monotonic() + timeout_ms / 1000
+
+    def left_ms() -> int:
+        return max(0, int((deadline - time.monotonic()) * 1000))
+
     stopped = True
     for stop in stops:
-        stopped = bool(stop(timeout_ms)) and stopped
-    stopped = wait_for_running(timeout_ms) and stopped
+        stopped = bool(stop(left_ms())) and stopped
+    stopped = wait_for_running(left_ms()) and stopped
     if not stopped:
         logging.getLogger(__name__).warning(
             "background work did not stop within %.0f s at exit (%s); the app ends without it",
