@@ -5,7 +5,6 @@ test writes it, and the local Hub holds a download mid-file. Each test then chec
 call returned while the work was still blocked (so it did not wait), and releases it."""
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import random
@@ -16,10 +15,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.models import store
-from app.models.store import ModelEntry, ModelFile
 from app.ui import session
 
-REPO, REV = "tester/held-ocr", "0123456789abcdef0123456789abcdef01234567"
+REPO = "tester/held-ocr"
 fifo_only = pytest.mark.skipif(sys.platform == "win32" or not hasattr(os, "mkfifo"), reason="needs named pipes")
 
 
@@ -99,26 +97,11 @@ def test_exit_says_when_background_work_did_not_stop(make_window, tmp_path, qtbo
 
 
 @pytest.fixture
-def held_hub(tmp_path, monkeypatch):
-    from huggingface_hub.utils import close_session
-
-    from tests.hub_server import FakeHub
-
+def held_hub(local_hub):
     files = {"config.json": b'{"d_model": 64}', "model.safetensors": random.Random(5).randbytes(1_000_000),
              "tokenizer.json": b"{}", "tokenizer_config.json": b"{}"}
-    entry = ModelEntry(name="held-ocr", repo_id=REPO, revision=REV, kind="ocr", description="test model",
-                       files=tuple(ModelFile(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in files.items()))
-    server = FakeHub()
-    server.add_repo(REPO, REV, files)
-    monkeypatch.setitem(store.MODELS, entry.name, entry)
-    monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    yield server, entry, files
-    for _n, event in server.hold.values():
-        event.set()
-    close_session()
-    server.close()
+    server, serve = local_hub
+    return server, serve("held-ocr", REPO, files), files
 
 
 def test_closing_the_model_manager_mid_download_does_not_wait(qtbot, held_hub):
@@ -153,14 +136,12 @@ def _install(entry, files) -> None:
 
 
 @pytest.mark.parametrize("task", ["verify", "import"])
-def test_verify_and_import_stop_on_cancel(qtbot, held_hub, tmp_path, task):
+def test_verify_and_import_stop_on_cancel(qtbot, local_hub, tmp_path, task):
     from app.ui.model_manager import ModelManagerDialog
 
-    _server, entry, files = held_hub
-    files = {**files, "model.safetensors": random.Random(6).randbytes(8 << 20)}  # 8 chunks of 1 MiB
-    entry = ModelEntry(name=entry.name, repo_id=REPO, revision=REV, kind="ocr", description="",
-                       files=tuple(ModelFile(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in files.items()))
-    store.MODELS[entry.name] = entry
+    files = {"config.json": b"{}", "model.safetensors": random.Random(6).randbytes(8 << 20)}  # 8 chunks of 1 MiB
+    _server, serve = local_hub
+    entry = serve("big-ocr", REPO, files)
     dlg = ModelManagerDialog()
     qtbot.addWidget(dlg)
     dlg.select(entry.name)

@@ -71,15 +71,14 @@ def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     vp = w.view.viewport()
     start = w.view.mapFromScene(x0 - 4, y0 - 4)
     end = w.view.mapFromScene(x1 + 4, y1 + 4)
-    from_worker = []  # what the worker read (collected in its thread)
-    w.host.worker.region_read.connect(lambda _r, _p, block: from_worker.append(block),
-                                      Qt.ConnectionType.DirectConnection)
-    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
-    QTest.mouseMove(vp, start + QPoint(30, 30))
-    QTest.mouseMove(vp, end)
-    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+    # what the worker read (a direct cross-thread connection to a lambda is not reliable here)
+    with qtbot.waitSignal(w.host.worker.region_read, timeout=60000) as read:
+        QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+        QTest.mouseMove(vp, start + QPoint(30, 30))
+        QTest.mouseMove(vp, end)
+        QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+    block_from_worker = read.args[2]
     qtbot.waitUntil(lambda: len(w.doc.page(w.current).blocks) == 1, timeout=60000)
-    (block_from_worker,) = from_worker
     (block,) = w.doc.page(w.current).blocks
     assert block.kind == "manual"
     assert block.ocr_text == block_from_worker.ocr_text  # the recognizer's text for that crop
