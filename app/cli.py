@@ -5,6 +5,8 @@
     hayai-desktop models list|download|verify ...         the model store   (app/commands/models.py)
     hayai-desktop eval ...                                CER / exact match (app/commands/evaluate.py)
     hayai-desktop ocr ...                                 pages to text     (app/commands/ocr.py)
+    hayai-desktop render ...                              translated pages  (app/commands/render.py)
+    hayai-desktop translate ...                           machine translation (app/commands/translate.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
@@ -25,6 +27,8 @@ SUBCOMMANDS = {
     "models": "app.commands.models",
     "eval": "app.commands.evaluate",
     "ocr": "app.commands.ocr",
+    "render": "app.commands.render",
+    "translate": "app.commands.translate",
 }
 
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core import edits
 from app.core.settings import AppSettings
-from app.ui import actions, log_bridge, session
+from app.ui import actions, log_bridge, render_ui, session
 from app.ui.block_panel import BlockPanel
 from app.ui.canvas import Mode, PageView
 from app.ui.commands import push_edit
@@ -113,6 +113,7 @@ class MainWindow(RunMixin, QMainWindow):
 
         self.act = actions.build(self)
         self._load_toolbar_from_settings()
+        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
 
         self.host = WorkerHost(self)
@@ -126,6 +127,9 @@ class MainWindow(RunMixin, QMainWindow):
         w.failed.connect(self._on_failed)
         self.host.request_finished.connect(self._on_finished)
         self.configure_worker()
+        from app.ui.translate_control import TranslationControl
+
+        self.translation = TranslationControl(self)
 
         self.doc.page_changed.connect(self._on_page_changed)
         self.doc.page_revealed.connect(self.show_page)
@@ -353,6 +357,7 @@ class MainWindow(RunMixin, QMainWindow):
             self.act.draw.setChecked(False)
             return
         self.host.cancel()
+        self.translation.cancel()
         self.status_label.setText("Cancelling…")
 
     def action_draw(self, on: bool) -> None:
@@ -417,7 +422,9 @@ class MainWindow(RunMixin, QMainWindow):
         self.update_settings(overlay_source=source)
 
     def action_help(self) -> None:
-        ShortcutsDialog(actions.SHORTCUTS, self).exec()
+        from app.ui.translate_control import SHORTCUTS as TRANSLATE_SHORTCUTS
+
+        ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self).exec()
 
     def action_about(self) -> None:
         from app import __version__
@@ -490,7 +497,8 @@ class MainWindow(RunMixin, QMainWindow):
         self.log_bridge.close()
         self.autosave_timer.stop()
         self._image_pool.clear()
-        self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.host.stop, self.page_list.stop,
-                                        self._image_pool.waitForDone, self.settings_writer.flush)
+        self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.host.stop,
+                                        self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
+                                        self.settings_writer.flush)
         save_geometry(self)
         return self.stopped_cleanly

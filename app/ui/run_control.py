@@ -121,7 +121,7 @@ class RunMixin:
             return
         if not self.host.busy():
             self.progress.hide()
-            self.act.cancel.setEnabled(self.view.mode is Mode.DRAW)
+            self.act.cancel.setEnabled(self.view.mode is Mode.DRAW or self.translation.busy())
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if ctx["kind"] == "pages":
             if not ctx.get("quiet"):  # quiet: a run of the source that was open before this one
