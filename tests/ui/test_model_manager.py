@@ -1,11 +1,13 @@
 """The model manager dialog against a local HTTP server laid out like the Hugging Face Hub:
 download with byte progress, cancel and resume, verify, remove; the main window's banner."""
+import hashlib
 import random
 
 import pytest
 from PySide6.QtCore import Qt
 
 from app.models import store
+from app.models.store import ModelEntry, ModelFile
 
 REPO, REV = "tester/tiny-ocr", "0123456789abcdef0123456789abcdef01234567"
 
