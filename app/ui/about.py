@@ -27,14 +27,13 @@ def package_version(name: str) -> str:
 
 def folders() -> list[tuple[str, Path]]:
     """(what, folder) for the About box: settings, projects and autosaves, models, logs."""
-    import platformdirs
-
     from app.core.project_io import data_dir
     from app.core.settings import config_dir
+    from app.logs import log_dir
     from app.models.store import models_dir
 
     return [("Settings", config_dir()), ("Projects and autosaves", data_dir()), ("Models", models_dir()),
-            ("Logs", Path(platformdirs.user_log_dir("hayai-desktop", appauthor=False)))]
+            ("Logs", log_dir())]
 
 
 def about_html(device: str) -> str:

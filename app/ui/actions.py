@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
 
 from app.core.settings import PATCH_BUDGETS
 from app.ui import icons
+from app.ui.log_bridge import open_log_folder
 
 # (action name, label, shortcut) for the help dialog and the menus
 SHORTCUTS = [
@@ -140,6 +141,7 @@ def build(w) -> SimpleNamespace:
     a.open_demo = m.addAction("Open the demo pages", w.action_open_demo)
     a.open_demo.setToolTip("Synthetic sample pages, read by small demo models that come with the app")
     m.addSeparator()
+    a.open_log_folder = m.addAction("Open log folder", open_log_folder)
     m.addAction("About Hayai Desktop", w.action_about)
 
     tb = QToolBar("Main", w)
