@@ -4,22 +4,24 @@ from __future__ import annotations
 import sys
 
 from app.errors import UserError
+from app.models.manifest import DEFAULTS
 from app.ocr import PRECISIONS
 
 
 def add_model_options(parser) -> None:
-    parser.add_argument("--model", default="nova",
-                        help="OCR model folder or model-store name (default: nova, Hayai v2.5 Nova)")
+    parser.add_argument("--model", default=DEFAULTS["ocr"],
+                        help=f"OCR model folder or model-store name (default: {DEFAULTS['ocr']})")
     parser.add_argument("--patches", type=int, default=384, help="patch budget per crop (256 / 384 / 512 ...)")
     parser.add_argument("--max-new-tokens", type=int, default=128, help="most tokens generated per crop")
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
     parser.add_argument("--precision", default="auto", choices=list(PRECISIONS),
                         help="auto (default: the fastest that keeps accuracy on this device), fp32 (exact), "
                              "bf16, fp16 (GPU) or int8 (CPU)")
-    parser.add_argument("--batch-size", type=int, default=None, help="crops decoded together")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="crops decoded together (default: the recognizer's choice for the device)")
 
 
-DEFAULT_DETECTOR = "comic-speech-bubble-detector"
+DEFAULT_DETECTOR = DEFAULTS["detector"]
 
 
 def add_detector_options(parser) -> None:
@@ -47,7 +49,7 @@ def load_pipeline_for(args):
     detector = load_detector(args.detector, device=args.device)
     recognizer = load_recognizer_for(args)
     settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
-                                batch_size=args.batch_size,
+                                batch_size=args.batch_size,  # None: the recognizer's policy, as in the GUI
                                 imgsz=args.imgsz, conf=args.conf)
     return Pipeline(detector, recognizer, settings)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.core.document import Block, Box, Page
+from app.render.strokes import MaskStroke
+from app.render.style import StyleOverride
 
 
 def _index(page: Page, block_id: str) -> int:
@@ -36,8 +38,32 @@ def restore_text(page: Page, block_id: str) -> Page:
 
 
 def set_translation(page: Page, block_id: str, translation: str) -> Page:
+    """The user's translation for a block (a machine translation stays restorable)."""
     b = page.blocks[_index(page, block_id)]
     return _replace_block(page, replace(b, translation=translation))
+
+
+def restore_translation(page: Page, block_id: str) -> Page:
+    """Drop the user's translation: the block shows its machine translation again."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, translation=b.machine_translation))
+
+
+def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False) -> Page:
+    """Machine translations (`texts`: block id -> text) into the page. Each block keeps the
+    text as its machine translation; its translation becomes that text unless the user wrote
+    their own (`Block.translation_edited`) and `replace_edited` is False. Ids no longer on the
+    page (a block deleted meanwhile) are ignored."""
+    blocks = []
+    for b in page.blocks:
+        text = texts.get(b.id)
+        if text is None:
+            blocks.append(b)
+            continue
+        keep = b.translation_edited and not replace_edited
+        blocks.append(replace(b, machine_translation=text, translator=translator,
+                              translation=b.translation if keep else text))
+    return replace(page, blocks=tuple(blocks))
 
 
 def clamp_box(box: Box, width: int, height: int) -> Box:
@@ -81,6 +107,16 @@ def add_block(page: Page, block: Block, position: int | None = None) -> Page:
     blocks = list(page.blocks)
     blocks.insert(len(blocks) if position is None else position, block)
     return page.with_blocks(blocks)
+
+
+def add_block_in_reading_order(page: Page, block: Block, order: str = "rtl", panels=None) -> Page:
+    """Insert a block (a box drawn by hand) where it falls in the page's reading order, as a
+    detected block would be numbered (`panels`: the page's panels in reading order, from
+    app.detect.panels), and renumber."""
+    from app.detect.order import insertion_index
+
+    position = insertion_index([b.box for b in page.blocks], block.box, order, panels)
+    return add_block(page, block, position)
 
 
 def delete_blocks(page: Page, block_ids) -> Page:
@@ -138,3 +174,25 @@ def move_block(page: Page, block_id: str, new_index: int) -> Page:
 
 def _is_cjk_text(text: str) -> bool:
     return bool(text) and all(ord(c) >= 0x3000 or c.isspace() for c in text)
+
+
+def set_style(page: Page, block_ids, style: StyleOverride | None) -> Page:
+    """Give blocks a style override (None or an empty override: back to the project's style)."""
+    style = None if style is None or style.is_empty() else style
+    blocks = list(page.blocks)
+    for block_id in block_ids:
+        i = _index(page, block_id)
+        blocks[i] = replace(blocks[i], style=style)
+    return replace(page, blocks=tuple(blocks))
+
+
+def add_mask_stroke(page: Page, block_id: str, stroke: MaskStroke) -> Page:
+    """One more brush stroke on a block's text mask."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, mask_edits=(*b.mask_edits, stroke)))
+
+
+def clear_mask_edits(page: Page, block_id: str) -> Page:
+    """Back to the automatic text mask."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, mask_edits=()))

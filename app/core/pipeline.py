@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from app.core.document import Block, Page
-from app.detect.blocks import build_blocks, crop, is_vertical, pad_box
+from app.detect.blocks import block_is_vertical, build_regions, crop, gray_page, pad_box
 from app.errors import Cancelled, UserError
 
 log = logging.getLogger(__name__)
@@ -28,8 +28,9 @@ PAGE_ERRORS = (UserError, OSError, ValueError, RuntimeError)
 @dataclass(frozen=True)
 class PipelineSettings:
     """patches: recognizer patch budget (256 / 384 / 512); max_new_tokens: decode limit per crop;
-    order: "rtl" | "ltr"; batch_size: crops per recognizer batch (None: the recognizer's
-    default for its device, the one policy); imgsz / conf / iou: detector
+    order: "rtl" | "ltr"; batch_size: crops per recognizer batch (None: the recognizer's own
+    policy for its device, `Recognizer.default_batch_size`, for the GUI and the CLI alike);
+    imgsz / conf / iou: detector
     input size (pixels, long side; None = the size the detector was trained at), minimum score,
     NMS IoU; chunk_pages: pages per detect+read
     round; detect_batch: pages per detector call."""
@@ -53,6 +54,15 @@ class PipelineProgress:
     pages_total: int
     blocks_done: int
     blocks_total: int
+
+
+def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl", page=None) -> list[Block]:
+    """The document's blocks for one page's detections: app.detect's regions in reading order,
+    numbered: ids "b1".."bn", order 1..n, empty text. `page`: the page as a grayscale array
+    (`gray_page`) for the layout rules that read it (ink direction, panels, lines dropped)."""
+    return [Block(id=f"b{n}", order=n, kind=r.kind, box=r.box, polygon=r.polygon, vertical=r.vertical,
+                  score=r.score)
+            for n, r in enumerate(build_regions(detections, image_size, order, page=page), start=1)]
 
 
 def _error_text(exc: BaseException) -> str:
@@ -113,7 +123,7 @@ class Pipeline:
         loaded = [n for n in names if n in images]
         for name, dets in self._detect_each(loaded, images, pages):
             image = images[name]
-            blocks = build_blocks(dets, image.size, s.order)
+            blocks = build_blocks(dets, image.size, s.order, page=gray_page(image))
             pages[name] = Page(name=name, width=image.width, height=image.height, blocks=tuple(blocks))
             counts["blocks_total"] += len(blocks)
         report()
@@ -179,7 +189,7 @@ class Pipeline:
         with empty text, as `process` would read them."""
         s = self.settings
         (dets,) = self.detector.detect([image], imgsz=s.imgsz, conf=s.conf, iou=s.iou, batch=1)
-        return build_blocks(dets, image.size, s.order)
+        return build_blocks(dets, image.size, s.order, page=gray_page(image))
 
     def _recognize(self, crops, progress=None, cancel=None) -> list[str]:
         s = self.settings
@@ -198,9 +208,16 @@ class Pipeline:
         x0, y0, x1, y1 = (float(v) for v in box)
         norm = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
         bid = block_id or "m{}_{}_{}_{}".format(*(round(v) for v in norm))
-        block = Block(id=bid, order=order, kind="manual", box=norm, vertical=is_vertical(norm))
+        block = Block(id=bid, order=order, kind="manual", box=norm, vertical=block_is_vertical(norm, gray_page(image)))
         (text,) = self._recognize([crop(image, norm)])
         return self._filled(block, text)
+
+    def panels(self, image, ignore: Sequence = ()) -> list[tuple[float, float, float, float]]:
+        """The panels of a full-resolution page `image` in this pipeline's reading order
+        (`ignore`: boxes that count as paper, e.g. bubbles that straddle a gutter)."""
+        from app.detect.panels import find_panels
+
+        return find_panels(gray_page(image), self.settings.order, ignore=list(ignore))
 
     def read_blocks(self, image, blocks: Sequence[Block], progress=None, cancel=None) -> list[Block]:
         """Re-read `blocks` of one page (`image` at full resolution); returns them with new

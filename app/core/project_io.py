@@ -3,7 +3,9 @@
 Where a project lives (`project_path_for`):
 - a folder of pages: `<folder>/.hayai-project.json`;
 - an archive or single image: `<archive>.hayai.json` beside it (e.g. `vol1.cbz.hayai.json`);
-- when that folder is not writable: `<data dir>/projects/<hash of the absolute path>.json`.
+- when that folder is not writable, or lies inside the app's own installation (the demo's
+  sample pages: read-only in a bundle, the repository in a source install):
+  `<data dir>/projects/<hash of the absolute path>.json`.
 The data dir is platformdirs' user data dir for "hayai-desktop", or $HAYAI_DATA_DIR when set.
 
 Autosaves (`save_autosave`) always go to `<data dir>/autosave/<hash>.json`, apart from the
@@ -17,7 +19,14 @@ File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
      "pages": [{"name", "width", "height", "processed", "error",
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
-                            "text": str | null, "translation", "model", "patches": int | null}]}]}
+                            "text": str | null, "translation", "model", "patches": int | null,
+                            "machine_translation", "translator",
+                            "style": {changed style fields} | null,
+                            "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
+     "glossary": [{"source", "target", "note"}],
+     "style": {the project's lettering style: font, min_size, max_size, color, ...}}
+"machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
+saved before machine translation and translated pages load with them empty / the defaults).
 """
 from __future__ import annotations
 
@@ -30,10 +39,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from app import __version__
-from app.core.atomic import atomic_write_text
+from app.atomic import atomic_write_text
 from app.core.document import Block, Page, Project
 from app.core.sources import natural_key, open_source
 from app.errors import UserError
+from app.render.strokes import stroke_from_dict, stroke_to_dict
+from app.render.style import TextStyle, override_from_dict, override_to_dict, style_from_dict, style_to_dict
+from app.translate.base import GlossaryEntry
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
@@ -87,11 +99,25 @@ def _writable(folder: Path) -> bool:
     return True
 
 
+def in_installation(path: str | os.PathLike) -> bool:
+    """Does `path` lie inside the app's own files (app.paths.app_root(): the checkout or the bundle)?"""
+    from app.paths import app_root
+
+    try:
+        _abs(path).resolve().relative_to(app_root().resolve())
+    except ValueError:
+        return False
+    return True
+
+
 def project_path_for(source_path: str | os.PathLike) -> Path:
-    """Where the project of this folder/archive is saved: beside the pages when writable."""
+    """Where the project of this folder/archive is saved: beside the pages when writable and not
+    part of the app's installation, else in the data dir."""
     source = _abs(source_path)
     beside = _beside_path(source)
-    return beside if _writable(beside.parent) else _fallback_path(source)
+    if in_installation(source) or not _writable(beside.parent):
+        return _fallback_path(source)
+    return beside
 
 
 def find_project_file(source_path: str | os.PathLike) -> Path | None:
@@ -119,6 +145,8 @@ def project_to_dict(project: Project) -> dict:
         "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "source": str(project.source),
         "order": project.order,
+        "style": style_to_dict(project.style),
+        "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
         "pages": [_page_to_dict(page) for page in project.pages],
     }
 
@@ -140,6 +168,10 @@ def block_to_dict(block: Block) -> dict:
             value = list(value)
         elif field.name == "polygon" and value is not None:
             value = [list(point) for point in value]
+        elif field.name == "style":
+            value = override_to_dict(value)
+        elif field.name == "mask_edits":
+            value = [stroke_to_dict(s) for s in value]
         data[field.name] = value
     return data
 
@@ -221,7 +253,9 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
         reader.fail("order", f"must be 'rtl' or 'ltr', not {order!r}")
     pages_data = reader.items(data, "pages", "")
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
-    return Project(source=source, pages=pages, order=order)
+    style = reader.style(data.get("style"), "style")
+    glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
+    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary)
 
 
 def _damaged(path: Path, why: str) -> UserError:
@@ -274,6 +308,33 @@ class _Reader:
             self.fail(_join(where, key), "expected a list")
         return value
 
+    def style(self, data, where: str) -> TextStyle:
+        if data is None:
+            return TextStyle()
+        try:
+            return style_from_dict(data)
+        except (ValueError, TypeError) as exc:
+            self.fail(where, str(exc))
+
+    def block_style(self, data, where: str):
+        try:
+            return override_from_dict(data)
+        except (ValueError, TypeError) as exc:
+            self.fail(where, str(exc))
+
+    def strokes(self, data, where: str) -> tuple:
+        if data is None:
+            return ()
+        if not isinstance(data, list):
+            self.fail(where, "expected a list of brush strokes")
+        out = []
+        for i, item in enumerate(data):
+            try:
+                out.append(stroke_from_dict(item))
+            except ValueError as exc:
+                self.fail(f"{where}[{i}]", str(exc))
+        return tuple(out)
+
     def page(self, data, where: str) -> Page:
         data = self.obj(data, where)
         blocks_data = self.items(data, "blocks", where) if "blocks" in data else []
@@ -313,7 +374,16 @@ class _Reader:
             translation=self.text(data, "translation", where, optional=True, default=""),
             model=self.text(data, "model", where, optional=True, default=""),
             patches=None if patches is None else self.number(patches, f"{where}.patches", integer=True),
+            style=self.block_style(data.get("style"), f"{where}.style"),
+            mask_edits=self.strokes(data.get("mask_edits"), f"{where}.mask_edits"),
+            machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
+            translator=self.text(data, "translator", where, optional=True, default=""),
         )
+
+    def glossary_entry(self, data, where: str) -> GlossaryEntry:
+        data = self.obj(data, where)
+        return GlossaryEntry(self.text(data, "source", where), self.text(data, "target", where),
+                             self.text(data, "note", where, optional=True, default=""))
 
 
 def _join(where: str, key: str) -> str:
@@ -360,7 +430,7 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
             pages.append(replace(page, error=error))
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
-                   version=saved.version)
+                   version=saved.version, glossary=list(saved.glossary), style=saved.style)
 
 
 # ----------------------------------------------------------------------------- autosave

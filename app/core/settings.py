@@ -6,26 +6,31 @@ lives in QSettings. `HAYAI_DESKTOP_CONFIG_DIR` overrides the folder (tests, port
 from __future__ import annotations
 
 import json
+import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+from app.atomic import atomic_write_json
+from app.models.manifest import DEFAULTS
 from app.ocr import PRECISIONS
 
-DEFAULT_MODEL = "hayai-ocr-v2.5-nova"
 PATCH_BUDGETS = (256, 384, 512)
 DEVICES = ("auto", "cuda", "mps", "cpu")
 ORDERS = ("rtl", "ltr")
 OVERLAYS = ("text", "boxes", "none")  # text = boxes + transcriptions
 OVERLAY_SOURCES = ("text", "translation")
+INPAINT_ENGINES = ("auto", "opencv", "lama")
 MAX_RECENT = 10
+TRANSLATION_PROVIDERS = ("", "openai", "deepl", "offline")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class AppSettings:
-    model: str = DEFAULT_MODEL  # model name known to the store, or a folder path
-    detector: str = "comic-speech-bubble-detector"  # detector name (model store) or .pt path
+    model: str = DEFAULTS["ocr"]  # model name known to the store, or a folder path
+    detector: str = DEFAULTS["detector"]  # detector name (model store) or .pt path
     device: str = "auto"  # one of DEVICES
     precision: str = "auto"  # one of app.ocr.PRECISIONS (auto: per device, app.ocr.precision)
     patches: int = 384  # patch budget per crop (any positive value; 256/384/512 offered)
@@ -34,6 +39,17 @@ class AppSettings:
     overlay_source: str = "text"  # draw the transcription or the translation
     recent_sources: tuple[str, ...] = field(default_factory=tuple)
     last_dir: str = ""  # folder of the last open dialog
+    export_dir: str = ""  # folder of the last export (the export dialogs start there)
+    inpaint: str = "auto"  # text removal engine of the page views and exports (INPAINT_ENGINES)
+    # machine translation ("" provider = none chosen yet: nothing is sent anywhere)
+    translation_provider: str = ""  # openai | deepl | offline
+    translation_preset: str = ""  # app.translate.presets name (openai provider)
+    translation_base_url: str = ""
+    translation_model: str = ""
+    translation_source: str = ""  # "" = detect
+    translation_target: str = "en"
+    translation_context_pages: int = 2
+    translation_glossary_file: str = ""  # optional glossary file used with the project's own
 
     def with_recent(self, path: str) -> AppSettings:
         """A copy with `path` first in the recent sources (no duplicates, at most MAX_RECENT)."""
@@ -52,6 +68,12 @@ class AppSettings:
             overlay=self.overlay if self.overlay in OVERLAYS else d.overlay,
             overlay_source=self.overlay_source if self.overlay_source in OVERLAY_SOURCES else d.overlay_source,
             recent_sources=tuple(str(p) for p in self.recent_sources)[:MAX_RECENT],
+            inpaint=self.inpaint if self.inpaint in INPAINT_ENGINES else d.inpaint,
+            translation_provider=(self.translation_provider if self.translation_provider in TRANSLATION_PROVIDERS
+                                  else d.translation_provider),
+            translation_target=self.translation_target or d.translation_target,
+            translation_context_pages=(self.translation_context_pages if isinstance(self.translation_context_pages, int)
+                                       and 0 <= self.translation_context_pages <= 20 else d.translation_context_pages),
         )
 
 
@@ -70,35 +92,66 @@ def settings_path() -> Path:
 
 
 def load_settings(path: Path | None = None) -> AppSettings:
-    """Read settings; a missing or unreadable file gives the defaults (never raises)."""
+    """Read settings; never raises. A missing file gives the defaults. A file that cannot be read
+    as settings (not JSON, not an object, wrong types) is moved aside to `settings.json.bad`
+    (replacing an older one), a warning says so, and the defaults are used: the next save writes
+    a good file without destroying the user's old one."""
     path = path or settings_path()
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return AppSettings()
+    except (OSError, UnicodeDecodeError) as exc:
+        return _set_aside(path, exc)
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        return _set_aside(path, exc)
     if not isinstance(raw, dict):
-        return AppSettings()
+        return _set_aside(path, ValueError(f"a JSON {type(raw).__name__}, not an object"))
     known = {f.name for f in fields(AppSettings)}
     values = {k: v for k, v in raw.items() if k in known}
-    if "recent_sources" in values:
-        values["recent_sources"] = tuple(values["recent_sources"] or ())
     try:
+        if "recent_sources" in values:
+            values["recent_sources"] = tuple(values["recent_sources"] or ())
         return AppSettings(**values).validated()
-    except TypeError:
-        return AppSettings()
+    except (TypeError, ValueError) as exc:
+        return _set_aside(path, exc)
+
+
+def _set_aside(path: Path, why: BaseException) -> AppSettings:
+    bad = path.with_name(path.name + ".bad")
+    try:
+        os.replace(path, bad)
+    except OSError as exc:
+        log.warning("Settings were reset to the defaults: %s could not be read (%s) nor moved aside (%s); "
+                    "it will be replaced when a setting changes.", path, why, exc.strerror or exc)
+    else:
+        log.warning("Settings were reset to the defaults: %s could not be read (%s); it was kept as %s.",
+                    path, why, bad)
+    return AppSettings()
 
 
 def save_settings(settings: AppSettings, path: Path | None = None) -> None:
-    """Write settings atomically (temp file + os.replace)."""
+    """Write settings atomically (app.atomic: temp file, fsync, os.replace)."""
     path = path or settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     data = asdict(settings)
     data["recent_sources"] = list(settings.recent_sources)
-    fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_json(path, data, indent=2)
+
+
+def export_folder(settings: AppSettings, source: str) -> Path:
+    """Where an export dialog starts: the folder of the last export; else beside the open
+    volume (the folder holding it); else, for the demo's pages inside the app's installation
+    or when there is no volume, the user's documents folder."""
+    import platformdirs
+
+    from app.core.project_io import in_installation
+
+    if settings.export_dir and Path(settings.export_dir).is_dir():
+        return Path(settings.export_dir)
+    if source and not in_installation(source) and Path(source).parent.is_dir():
+        return Path(source).parent
+    documents = Path(platformdirs.user_documents_dir())
+    return documents if documents.is_dir() else Path.home()

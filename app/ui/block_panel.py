@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.document import Block, Page
-from app.ui.items import overlay_font
+from app.ui.items import PANEL_TEXT_PX, overlay_font
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -61,6 +61,7 @@ class BlockPanel(QWidget):
     text_edited = Signal(str, str)  # block id, text
     translation_edited = Signal(str, str)
     restore_requested = Signal(str)
+    translation_restore_requested = Signal(str)  # back to the machine translation
     reorder_requested = Signal(list)  # ids in the new order
 
     def __init__(self, parent=None):
@@ -73,14 +74,18 @@ class BlockPanel(QWidget):
         self.title = QLabel("No block selected")
         self.title.setWordWrap(True)
         self.text_edit = QPlainTextEdit()
-        self.text_edit.setFont(overlay_font(16))
+        self.text_edit.setFont(overlay_font(PANEL_TEXT_PX))
         self.text_edit.setPlaceholderText("Transcription")
         self.original = QLabel()
         self.original.setWordWrap(True)
         self.original.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.restore_button = QPushButton("Restore model text")
         self.translation_edit = QPlainTextEdit()
-        self.translation_edit.setPlaceholderText("Translation")
+        self.translation_edit.setPlaceholderText("Translation (type one, or Translate > Translate page)")
+        self.machine = QLabel()
+        self.machine.setWordWrap(True)
+        self.machine.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.restore_translation_button = QPushButton("Restore machine translation")
 
         editor = QWidget()
         lay = QVBoxLayout(editor)
@@ -93,6 +98,10 @@ class BlockPanel(QWidget):
         lay.addLayout(row)
         lay.addWidget(QLabel("Translation"))
         lay.addWidget(self.translation_edit, 2)
+        machine_row = QHBoxLayout()
+        machine_row.addWidget(self.machine, 1)
+        machine_row.addWidget(self.restore_translation_button)
+        lay.addLayout(machine_row)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.list)
         split.addWidget(editor)
@@ -107,6 +116,8 @@ class BlockPanel(QWidget):
         self.text_edit.textChanged.connect(self._on_text_typed)
         self.translation_edit.textChanged.connect(self._on_translation_typed)
         self.restore_button.clicked.connect(lambda: self.current_id and self.restore_requested.emit(self.current_id))
+        self.restore_translation_button.clicked.connect(
+            lambda: self.current_id and self.translation_restore_requested.emit(self.current_id))
         self.list.itemSelectionChanged.connect(self._on_list_selection)
         self.list.reordered.connect(self.reorder_requested)
         self._show_editor(None)
@@ -153,13 +164,18 @@ class BlockPanel(QWidget):
 
     def _show_editor(self, block: Block | None) -> None:
         on = block is not None
-        for w in (self.text_edit, self.translation_edit, self.restore_button):
+        if not on and (self.text_edit.hasFocus() or self.translation_edit.hasFocus()):
+            # keystrokes meant for the editor stay in the panel (the list ignores them), never
+            # reaching the canvas's one-letter shortcuts once the editor is disabled
+            self.list.setFocus(Qt.FocusReason.OtherFocusReason)
+        for w in (self.text_edit, self.translation_edit, self.restore_button, self.restore_translation_button):
             w.setEnabled(on)
         if not on:
             self.title.setText("No block selected" if self.page else "No page")
             self._set_plain(self.text_edit, "")
             self._set_plain(self.translation_edit, "")
             self.original.setText("")
+            self.machine.setText("")
             return
         kind = f"{block.kind}{', vertical' if block.vertical else ''}"
         self.title.setText(f"<b>Block {block.order}</b> · {kind}" + (" · edited" if block.edited else ""))
@@ -170,6 +186,13 @@ class BlockPanel(QWidget):
         model = f" ({block.model}, {block.patches} patches)" if block.model else ""
         self.original.setText(f"Model read{model}: {block.ocr_text or '(nothing)'}")
         self.restore_button.setEnabled(block.edited)
+        if block.machine_translation:
+            mark = " · you edited it" if block.translation_edited else ""
+            self.machine.setText(f"Machine ({block.translator}){mark}: {block.machine_translation}")
+        else:
+            self.machine.setText("No machine translation yet" + (" (yours is kept when one runs)"
+                                                                 if block.translation else ""))
+        self.restore_translation_button.setEnabled(bool(block.machine_translation) and block.translation_edited)
 
     def _set_plain(self, edit: QPlainTextEdit, text: str) -> None:
         if edit.toPlainText() != text:
@@ -212,6 +235,11 @@ class BlockPanel(QWidget):
         self._tr_timer.stop()
         if self.current_id:
             self.translation_edited.emit(self.current_id, self.translation_edit.toPlainText())
+
+    def typing(self) -> bool:
+        """Text typed in the editors and not yet committed to the project (undo keys: the
+        editor's own history first)."""
+        return self._text_timer.isActive() or self._tr_timer.isActive()
 
     def flush(self) -> None:
         """Commit text typed in the last moments (before a page change, save or close)."""

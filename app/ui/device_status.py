@@ -100,7 +100,7 @@ class DeviceStatusMixin:
         if reason and self.device_label.text() == "Loading models…":
             self.device_label.setText("Models not loaded")
             self.device_label.setToolTip(reason)
-        if not self._requests:
+        if not self.host.busy():
             self.progress.hide()
             if self.status_label.text().startswith("Loading "):
                 self.status_label.setText("Models ready." if not reason else "Models not loaded yet.")

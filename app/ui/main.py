@@ -6,6 +6,7 @@ given models, exit 0 on success. `--demo` opens resources/samples with resources
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
@@ -33,8 +34,9 @@ def pick_cjk_font() -> str:
             loaded.update(QFontDatabase.applicationFontFamilies(fid))
     family = fonts.CJK_FAMILY if fonts.CJK_FAMILY in loaded else ""
     if not family:
-        print(f"hayai-desktop: the app's CJK font is missing from {fonts.font_dir()} (a damaged installation: "
-              "reinstall it); Japanese, Chinese and Korean text may show as boxes.", file=sys.stderr)
+        logging.getLogger(__name__).warning(
+            "The app's CJK font is missing from %s (a damaged installation: reinstall it); Japanese, Chinese "
+            "and Korean text may show as boxes.", fonts.font_dir())
     items.CJK_FAMILY = family
     return family
 
@@ -97,7 +99,8 @@ def apply_theme(app, force: str | None = None) -> None:
                                 (QPalette.ColorRole.ButtonText, "#e8e8e8"), (QPalette.ColorRole.Highlight, "#3d7bd9"),
                                 (QPalette.ColorRole.HighlightedText, "#ffffff"),
                                 (QPalette.ColorRole.ToolTipBase, "#333338"), (QPalette.ColorRole.ToolTipText, "#e8e8e8"),
-                                (QPalette.ColorRole.PlaceholderText, "#9a9a9a")):
+                                (QPalette.ColorRole.PlaceholderText, "#9a9a9a"),
+                                (QPalette.ColorRole.Link, "#7ab7ff"), (QPalette.ColorRole.LinkVisited, "#c39bff")):
                 pal.setColor(role, QColor(color))
             for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
                 pal.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7f"))
@@ -166,18 +169,40 @@ def _write_smoke_page(folder: Path) -> Path:
     return folder
 
 
+APP_ID = "hayai-desktop"  # the program, its desktop file, the X11 window class, the Wayland app id
+APP_NAME = "Hayai Desktop"
+
+
+def configure_application(app) -> None:
+    """Names the desktop sees: the task bar groups the window under the hayai-desktop desktop
+    file (packaging/linux/hayai-desktop.desktop) and shows "Hayai Desktop"."""
+    app.setApplicationName(APP_ID)
+    app.setOrganizationName(APP_ID)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setDesktopFileName(APP_ID)
+
+
 def run_gui(args) -> int:
+    from app.logs import configure_logging
+
     smoke = bool(getattr(args, "smoke_test", False))
+    configure_logging(stderr=False)
     tmp = None
     if smoke:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         tmp = tempfile.TemporaryDirectory(prefix="hayai-smoke-")
         os.environ.setdefault("HAYAI_DESKTOP_CONFIG_DIR", str(Path(tmp.name) / "config"))
+    from app.ui import xcb_check
+
+    problem = xcb_check.check()
+    if problem:  # Qt would abort with a message about platform plugins: name the packages instead
+        print(problem, file=sys.stderr)
+        return 3
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Hayai Desktop")
-    app.setOrganizationName("hayai-desktop")
+    # argv[0] is the X11 window class's instance name (what a Linux task bar matches)
+    app = QApplication.instance() or QApplication([APP_ID])
+    configure_application(app)
     apply_theme(app)
     pick_cjk_font()
 
@@ -207,7 +232,15 @@ def run_gui(args) -> int:
         session.open_path(window, path)
     else:
         session.reopen_after_crash(window)
-    return app.exec()
+    code = app.exec()
+    if not window.stopped_cleanly:
+        # a worker is still inside a step that cannot be interrupted: its QThread must not be
+        # destroyed while it runs (Qt aborts the process). Everything is saved: end here.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def items_family() -> str:

@@ -1,14 +1,17 @@
 """The model manager: installed and available models (app.models.store), download with byte progress
 and Cancel, verify, remove, import a folder, where the files live.
 
-Downloads, verification and imports (hashing hundreds of MB) run on the dialog's own QThread;
-closing the dialog cancels and waits for it.
+Downloads, verification and imports (hashing hundreds of MB) run on the dialog's own QThread, and
+Cancel stops each of them between chunks. Closing the dialog cancels the running task and never
+waits for it: the hidden dialog and its thread live on until the task has noticed the cancel (the
+next chunk of a download, at most the network's read timeout), then the thread ends and
+`dispose()` deletes the dialog. At exit the main window waits for such threads, bounded.
 """
 from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, Qt, QThread, QUrl, Signal, Slot
+from PySide6.QtCore import QDeadlineTimer, QObject, Qt, QThread, QUrl, Signal, Slot
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,8 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import Cancelled, UserError
+from app.ui import model_guide
 from app.ui.model_status import human_size
+from app.ui.screens import fit_dialog
 from app.ui.threads import track_thread
+from app.ui.widgets import WrappedLabel
 
 
 class TaskRunner(QObject):
@@ -72,13 +78,14 @@ class ModelManagerDialog(QDialog):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        for column in (0, 1, 2):  # name, kind (what a detector finds), size: whole
+            self.table.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.info = QLabel()
         self.info.setWordWrap(True)
         self.progress = QProgressBar()
         self.progress.hide()
-        self.progress_label = QLabel()
+        self.progress_label = WrappedLabel()  # errors name files and folders: they wrap
         self.buttons = {}
         row = QHBoxLayout()
         for key, label in (("download", "Download"), ("cancel", "Cancel"), ("verify", "Verify"),
@@ -93,8 +100,11 @@ class ModelManagerDialog(QDialog):
         close.clicked.connect(self.accept)
         row.addWidget(close)
         lay = QVBoxLayout(self)
-        lay.addWidget(QLabel(f"Models are stored in <b>{store.models_dir()}</b> "
-                             f"(models in the Hugging Face cache {store.hf_cache_dir()} are found too)."))
+        lay.addWidget(WrappedLabel(f"Models are stored in {store.models_dir()} "
+                                   f"(models in the Hugging Face cache {store.hf_cache_dir()} are found too)."))
+        self.guide = QLabel(model_guide.CHOOSING)
+        self.guide.setWordWrap(True)
+        lay.addWidget(self.guide)
         lay.addWidget(self.table, 1)
         lay.addWidget(self.info)
         lay.addWidget(self.progress_label)
@@ -128,8 +138,13 @@ class ModelManagerDialog(QDialog):
             where = installed.get(name)
             status = ("installed" + (" (Hugging Face cache)" if where[1] == "hf-cache" else "")) if where \
                 else "not installed"
-            values = (name, self.store.KIND_LABELS[entry.kind],
-                      human_size(entry.size) if entry.size else ("about 620 MB" if entry.kind == "ocr" else "not listed"),
+            kind = self.store.KIND_LABELS[entry.kind]
+            if model_guide.finds(name):
+                kind = f"Detector: {model_guide.finds(name)}" + (
+                    " (recommended)" if name == model_guide.RECOMMENDED_DETECTOR else "")
+            values = (name, kind,
+                      human_size(entry.size) if entry.size else ("about 620 MB" if entry.kind == "ocr" else
+                                                                 model_guide.size_text(name) or "not listed"),
                       status, str(where[0]) if where else "")
             for c, v in enumerate(values):
                 item = QTableWidgetItem(v)
@@ -159,10 +174,13 @@ class ModelManagerDialog(QDialog):
         self.buttons["cancel"].setEnabled(busy)
         for key in ("verify", "remove", "use", "show"):
             self.buttons[key].setEnabled(installed and not busy)
+        if name and self.store.MODELS[name].kind not in ("ocr", "detector"):
+            self.buttons["use"].setEnabled(False)  # translation / inpainting models are used where they apply
         self.buttons["import"].setEnabled(bool(name) and not busy)
         if name:
             e = self.store.MODELS[name]
-            self.info.setText(f"<b>{name}</b>: {e.description}. {e.repo_id} at {e.revision[:12]}; "
+            advice = f" {model_guide.advice(name)}" if model_guide.advice(name) else ""
+            self.info.setText(f"<b>{name}</b>: {e.description}.{advice} {e.repo_id} at {e.revision[:12]}; "
                               f"license {e.license or 'not stated'}.")
 
     # --- actions ------------------------------------------------------------------------------
@@ -205,7 +223,7 @@ class ModelManagerDialog(QDialog):
 
     def _on_verify(self) -> None:
         name, store = self.selected_name(), self.store
-        self._start(f"Verifying {name}", lambda progress, cancel: store.verify(name))
+        self._start(f"Verifying {name}", lambda progress, cancel: store.verify(name, progress, cancel))
 
     def _on_remove(self) -> None:
         name = self.selected_name()
@@ -235,11 +253,14 @@ class ModelManagerDialog(QDialog):
 
     def import_path(self, name: str, path: str) -> None:
         store = self.store
-        self._start(f"Importing {name}", lambda progress, cancel: store.import_folder(path, name))
+        self._start(f"Importing {name}",
+                    lambda progress, cancel: store.import_folder(path, name, progress, cancel))
 
     def _on_use(self) -> None:
         name = self.selected_name()
         entry = self.store.MODELS[name]
+        if entry.kind not in ("ocr", "detector"):
+            return
         (self.model_chosen if entry.kind == "ocr" else self.detector_chosen).emit(name)
         self.progress_label.setText(f"Using {name}.")
 
@@ -274,12 +295,31 @@ class ModelManagerDialog(QDialog):
         self.refresh()
         self.task_done.emit(label, message or "cancelled")
 
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        fit_dialog(self)  # 920 px wide by default: narrower on a small screen
+        super().showEvent(event)
+
     def done(self, result: int) -> None:
         self.stop()
         super().done(result)
 
-    def stop(self) -> None:
-        """Cancel the running task and stop the thread (cancel, quit, wait)."""
+    def stop(self) -> bool:
+        """Cancel the running task and stop the thread without waiting for a busy one: an idle
+        thread ends at once (True); a busy one ends by itself once its task has noticed the
+        cancel (False now)."""
         self._cancel.set()
         self._thread.quit()
-        self._thread.wait()
+        if self._busy:
+            return False
+        return self._thread.wait(QDeadlineTimer(2000))  # an idle event loop quits at once
+
+    def winding_down(self) -> bool:
+        """True while a cancelled task still runs on the dialog's thread."""
+        return self._thread.isRunning()
+
+    def dispose(self) -> None:
+        """Delete the dialog once its thread has ended (now, or when the cancelled task ends)."""
+        if self._thread.isRunning():
+            self._thread.finished.connect(self.deleteLater)
+        else:
+            self.deleteLater()
