@@ -8,6 +8,7 @@ tokens do not depend on its neighbours.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -165,15 +166,31 @@ def _step(model, state: _State, tokens: torch.Tensor, s: int) -> torch.Tensor:
     return _run(model, state, x, angles, state.M + s)
 
 
+class CpuShare:
+    """How much of its threads' time this process got while it ran the vision tower and the
+    prefill: CPU seconds / (wall seconds x threads), about 1.0 on an idle machine."""
+
+    def __init__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def share(self) -> float:
+        wall = (time.perf_counter() - self.wall) * torch.get_num_threads()
+        return (time.process_time() - self.cpu) / wall if wall > 0 else 1.0
+
+
+CONTENDED_SHARE = 0.8  # below this the CPU is shared with other busy programs
+
+
 @contextlib.contextmanager
-def step_threads(device: torch.device):
-    """Decode steps on the CPU run on one thread. Their matrix products are small (a row per
-    crop): a second thread gains little, and when the CPU is shared (other programs, other
-    processes) every step waits for the slower thread, which made steps 5-10x slower on this
-    project's shared 2-core machine (bench/ocr_profile.py). The vision tower and the prefill,
-    large products, keep every thread."""
+def step_threads(device: torch.device, cpu_share: float):
+    """The threads of the decode steps on the CPU. Their matrix products are small (a row per
+    crop). On an idle CPU every thread helps a little; on a CPU shared with other busy programs
+    every step waits for the thread that was descheduled, which made the steps 5-10x slower on
+    this project's shared 2-core machine (bench/ocr_profile.py). So the steps keep every thread
+    when the vision tower and prefill of the same batch got them (cpu_share, see CpuShare), and
+    run on one thread otherwise. Which threads compute a step does not change its result."""
     threads = torch.get_num_threads()
-    if device.type != "cpu" or threads == 1:
+    if device.type != "cpu" or threads == 1 or cpu_share >= CONTENDED_SHARE:
         yield
         return
     torch.set_num_threads(1)
@@ -198,6 +215,7 @@ def greedy(model: HayaiModel, batch: PixelBatch, bos_id: int, stop_ids: tuple[in
            cancel: Callable[[], bool] | None = None) -> list[list[int]]:
     """Greedy decoding with a preallocated cache. Returns the generated ids per crop, stop
     tokens removed. Finished rows leave the batch as it goes."""
+    started = CpuShare()
     prefix = encode_prefix(model, batch)
     B = prefix.embeds.shape[0]
     device = prefix.embeds.device
@@ -206,10 +224,11 @@ def greedy(model: HayaiModel, batch: PixelBatch, bos_id: int, stop_ids: tuple[in
         return results
     state = _State(model, prefix, prefix.embeds.shape[1] + max_new_tokens)
     logits = _prefill(model, state, prefix, bos_id)
+    cpu_share = started.share()
     rows = torch.arange(B, device=device)  # original index of each live row
     history = torch.full((B, max_new_tokens + 1), bos_id, device=device)
     stops = torch.tensor(stop_ids, device=device)
-    with step_threads(device):
+    with step_threads(device, cpu_share):
         for s in range(1, max_new_tokens + 1):
             if cancel is not None and cancel():
                 raise Cancelled("recognition cancelled")
@@ -274,6 +293,7 @@ def beam_search(model: HayaiModel, batch: PixelBatch, bos_id: int, stop_ids: tup
 
 
 def _beam_one(model, batch, bos_id, stop_ids, max_new_tokens, k, length_penalty, cancel):
+    started = CpuShare()
     prefix = encode_prefix(model, batch)
     device = prefix.embeds.device
     state = _State(model, prefix, prefix.embeds.shape[1] + max_new_tokens)
@@ -282,7 +302,7 @@ def _beam_one(model, batch, bos_id, stop_ids, max_new_tokens, k, length_penalty,
     scores[0] = 0.0  # all beams start identical: expand only the first
     seqs: list[list[int]] = [[] for _ in range(k)]
     finished: list[tuple[float, list[int]]] = []
-    with step_threads(device):
+    with step_threads(device, started.share()):
         for s in range(1, max_new_tokens + 1):
             if cancel is not None and cancel():
                 raise Cancelled("recognition cancelled")

@@ -3,17 +3,18 @@
     fp32  exact: the published inference path token for token (tests/test_golden.py)
     bf16  weights and activations in bfloat16; norms, RoPE, softmax and logits in float32
     fp16  float16 autocast with norms in float32 (the model card's CUDA setting)
-    int8  CPU: every Linear of the vision tower, projector and decoder dynamically quantized
-          (int8 weights per output channel, activations quantized per call, x86/fbgemm kernels
-          that use VNNI), everything else float32
+    int8  CPU: the Linear layers of the vision tower (most of the work) dynamically quantized:
+          int8 weights per output channel, activations quantized per call with the x86/fbgemm
+          kernels (VNNI); the tower runs one crop per call, so a crop's activation scale never
+          depends on its batch neighbours. Projector and decoder stay float32.
     auto  per device, the fastest mode that passed the accuracy guard
-          (tests/test_precision_accuracy.py): CUDA -> fp16; a CPU with int8 dot products
-          (AVX-512 VNNI, AVX-VNNI, AMX) -> int8; a CPU with bfloat16 matrix units (AVX-512
-          BF16, AMX) -> bf16; anything else (MPS, older CPUs) -> fp32.
+          (tests/test_precision_accuracy.py): CUDA -> fp16; a CPU with bfloat16 matrix
+          instructions (AVX-512 BF16, AMX) -> bf16; a CPU with int8 dot products only
+          (AVX-VNNI, AVX-512 VNNI) -> int8; anything else (MPS, older CPUs) -> fp32.
 
-Measured on the 2-core AMD EPYC (AVX-512 BF16 + VNNI) this project develops on, real-size
-Nova, 16 crops, 384 patches: int8 about 3x the published path, bf16 about 2x, fp32 1.0-1.1x
-(`python bench/ocr_throughput.py --compare-official`; README has the table).
+On the 2-core AMD EPYC (AVX-512 BF16 and VNNI) this project is developed on, bf16 is the fastest
+of the CPU modes (docs/performance.md has the figures, `bench/ocr_throughput.py
+--compare-official` measures them).
 """
 from __future__ import annotations
 
