@@ -85,4 +85,4 @@ class ProgressLine:
 def load_recognizer_for(args):
     from app.ocr.recognizer import load_recognizer
 
-    return load_recognizer(args.model, device=args.device, precision=args.precision)
+    return load_recognizer(args.model, device=args.device, precision=getattr(args, "precision", "auto"))

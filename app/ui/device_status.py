@@ -95,12 +95,8 @@ class DeviceStatusMixin:
                                            Qt.ItemDataRole.ToolTipRole)
 
     def _on_preloaded(self, reason: str) -> None:
-        if self._closing:
-            return
-        if reason and self.device_label.text() == "Loading models…":
+        """The start-up preload ended; on failure the label says so (a request will retry and
+        report the error where the user asked for something)."""
+        if reason and not self._closing and self.device_label.text() == "Loading models…":
             self.device_label.setText("Models not loaded")
             self.device_label.setToolTip(reason)
-        if not self.host.busy():
-            self.progress.hide()
-            if self.status_label.text().startswith("Loading "):
-                self.status_label.setText("Models ready." if not reason else "Models not loaded yet.")

@@ -55,8 +55,10 @@ class RunMixin:
         self.act.cancel.setEnabled(True)
 
     def _on_models_loading(self, message: str) -> None:
-        self.status_label.setText(message)
         self.device_label.setText("Loading models…")
+        if not self.host.busy():  # preloading at start-up (app.ui.device_status): the status line stays the user's
+            return
+        self.status_label.setText(message)
         self.progress.setRange(0, 0)  # busy indicator
         self.progress.show()
 

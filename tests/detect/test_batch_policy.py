@@ -33,7 +33,7 @@ def test_gui_and_cli_pipelines_batch_by_the_recognizers_policy(tiny_models, tiny
     recognizer = load_recognizer(str(tiny_models["nova"]), device="cpu")
     policy = recognizer.default_batch_size()
     sizes = _decoded_batches(recognizer)
-    page = make_page(400, 300, seed=3)
+    page = make_page(20 * (2 * policy + 3) + 40, 300, seed=3)  # room for every block at any policy
     blocks = [Block(id=f"b{i}", order=i + 1, kind="bubble", box=(10.0 + 18 * i, 20.0, 26.0 + 18 * i, 60.0))
               for i in range(2 * policy + 3)]
     Pipeline(None, recognizer, gui_settings).read_blocks(page, blocks)
