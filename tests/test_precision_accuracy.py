@@ -64,7 +64,7 @@ def test_mode_keeps_the_accuracy_of_fp32(mode, readings, guard_crops):
     assert ref.cer < 0.3  # the reference is a model that reads, not noise
 
 
-@pytest.mark.parametrize("mode", ("fp32", *MODES))
+@pytest.mark.parametrize("mode", ("fp32", "bf16", "int8"))  # fp16 is the GPU's: its CPU emulation is slow
 def test_mode_reads_a_crop_the_same_alone_and_in_any_batch(mode, readings, guard_crops):
     images, _ = guard_crops
     rec, batched = readings[mode]
