@@ -5,6 +5,7 @@
     hayai-desktop models list|download|verify ...         the model store   (app/commands/models.py)
     hayai-desktop eval ...                                CER / exact match (app/commands/evaluate.py)
     hayai-desktop ocr ...                                 pages to text     (app/commands/ocr.py)
+    hayai-desktop batch ...                               a whole library   (app/commands/batch.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
@@ -24,6 +25,7 @@ SUBCOMMANDS = {
     "models": "app.commands.models",
     "eval": "app.commands.evaluate",
     "ocr": "app.commands.ocr",
+    "batch": "app.commands.batch",
 }
 
 

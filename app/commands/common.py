@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from app.core.pipeline_spec import DEFAULT_DETECTOR, PipelineSpec
 from app.errors import UserError
 
 
@@ -13,9 +14,6 @@ def add_model_options(parser) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=128, help="most tokens generated per crop")
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
     parser.add_argument("--batch-size", type=int, default=None, help="crops decoded together")
-
-
-DEFAULT_DETECTOR = "comic-speech-bubble-detector"
 
 
 def add_detector_options(parser) -> None:
@@ -34,18 +32,19 @@ def check_detector_options(args) -> None:
         raise UserError(f"--imgsz must be at least 32 (got {args.imgsz}) and --conf between 0 and 1 (got {args.conf})")
 
 
+def spec_for(args) -> PipelineSpec:
+    """The pipeline set-up that the options of `args` ask for (app.core.pipeline_spec)."""
+    check_detector_options(args)
+    return PipelineSpec(model=args.model, detector=args.detector, device=args.device, patches=args.patches,
+                        max_new_tokens=args.max_new_tokens, order=args.order, batch_size=args.batch_size,
+                        imgsz=args.imgsz, conf=args.conf)
+
+
 def load_pipeline_for(args):
     """Load the detector and the recognizer of `args` -> app.core.pipeline.Pipeline."""
-    from app.core.pipeline import Pipeline, PipelineSettings
-    from app.detect import load_detector
+    from app.core.pipeline_spec import load_pipeline
 
-    check_detector_options(args)
-    detector = load_detector(args.detector, device=args.device)
-    recognizer = load_recognizer_for(args)
-    settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
-                                batch_size=args.batch_size or recognizer.default_batch_size(),
-                                imgsz=args.imgsz, conf=args.conf)
-    return Pipeline(detector, recognizer, settings)
+    return load_pipeline(spec_for(args))
 
 
 def check_model_options(args) -> None:

@@ -88,3 +88,34 @@ def _remove_stale_temps(path: Path) -> None:
         with contextlib.suppress(OSError):
             if now - stale.stat().st_mtime > _STALE_TEMP_SECONDS:
                 stale.unlink()
+
+
+def append_line(path: str | os.PathLike, line: str, encoding: str = "utf-8") -> None:
+    """Append one line (no newline inside) to a log file, durably: one write, then fsync.
+
+    A log is not rewritten, so a crash can at worst leave its last line torn (no newline at
+    its end): `read_lines` skips such a line, and the next append starts on a new line.
+    """
+    if "\n" in line:
+        raise ValueError("a log line cannot contain a newline")
+    data = line.encode(encoding) + b"\n"
+    with open(path, "a+b") as stream:  # appends always go to the end; reading finds the last byte
+        size = stream.seek(0, os.SEEK_END)
+        if size:
+            stream.seek(size - 1)
+            if stream.read(1) != b"\n":
+                data = b"\n" + data  # after a torn line
+        stream.write(data)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def read_lines(path: str | os.PathLike, encoding: str = "utf-8") -> list[str]:
+    """The complete lines of a log written by `append_line` (a torn last line is left out);
+    [] when the file does not exist."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return []
+    complete = data[:data.rfind(b"\n") + 1]
+    return [line for line in complete.decode(encoding, errors="replace").split("\n") if line]

@@ -119,11 +119,12 @@ def project_to_dict(project: Project) -> dict:
         "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "source": str(project.source),
         "order": project.order,
-        "pages": [_page_to_dict(page) for page in project.pages],
+        "pages": [page_to_dict(page) for page in project.pages],
     }
 
 
-def _page_to_dict(page: Page) -> dict:
+def page_to_dict(page: Page) -> dict:
+    """One page as plain JSON data (the project file's page object)."""
     return {
         "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
@@ -222,6 +223,11 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
     pages_data = reader.items(data, "pages", "")
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
     return Project(source=source, pages=pages, order=order)
+
+
+def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
+    """A Page from `page_to_dict` data; UserError naming `path` and the bad field."""
+    return _Reader(Path(path)).page(data, "page")
 
 
 def _damaged(path: Path, why: str) -> UserError:

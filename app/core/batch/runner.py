@@ -1,0 +1,271 @@
+"""The library batch driver: plan, hand chunks to an engine, assemble volumes, write them.
+
+    summary = run_batch(find_volumes(["library/"]), BatchOptions(out_dir, spec), InProcessEngine(spec))
+
+The driver lists each volume, skips the complete ones (app.core.batch.journal), and feeds the
+chunks still to read (app.core.batch.chunks) to an engine, one volume after another. An engine
+(`InProcessEngine` here, `RayEngine` in ray_engine.py) turns chunks into pages, in this process
+or on workers, and yields each chunk's result when it is done, in any order. The driver records
+every chunk on disk as it arrives, and when a volume has all its chunks it builds the volume's
+pages in page order, runs the volume stages (`volume_stages`: functions Project -> Project, the
+hook where per-volume work such as translation runs, on the driver), writes the export (the JSON
+`ocr` writes, atomically), appends its line to batch.jsonl and forgets it.
+
+What the driver holds at most: the page names of the volumes whose chunks are out (at most the
+engine's in-flight chunks span), the chunk numbers done of each, and, while a volume is written,
+that volume's pages. Pages read are on disk (the volume's state file), not in memory.
+
+Progress and messages go to `observer(event)` (the command draws the bar); an observer that
+raises (KeyboardInterrupt included) stops the run after the chunks recorded so far.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.batch.chunks import ChunkResult, chunk_bounds, process_chunk
+from app.core.batch.journal import STATE_DIR, BatchLog, PartialVolume, is_complete
+from app.core.batch.library import Volume
+from app.core.document import Project
+from app.core.pipeline import PipelineSettings
+from app.core.pipeline_spec import PipelineSpec
+from app.core.sources import open_source
+from app.errors import UserError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHUNK_PAGES = PipelineSettings.chunk_pages  # the pages `ocr` detects and reads together
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    out_dir: Path
+    spec: PipelineSpec
+    chunk_pages: int = DEFAULT_CHUNK_PAGES
+    retry_errors: bool = False  # read again the volumes whose last run had unreadable pages
+    volume_stages: tuple[Callable[[Project], Project], ...] = ()
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """Chunk `index` of volume number `volume`: `names` of the open `source`, which stays open
+    until the engine asks for the next job."""
+
+    volume: int
+    index: int
+    source: object
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BatchEvent:
+    """kind: "planned" (pages = pages to read in all), "chunk" (a chunk read: pages), "volume"
+    (a volume written: record), "skipped" (complete already), "failed" (error: the volume could
+    not be opened or written; the run goes on)."""
+
+    kind: str
+    volume: Volume | None = None
+    pages: int = 0
+    record: dict | None = None
+    error: str | None = None
+    result: ChunkResult | None = None
+
+
+@dataclass
+class BatchSummary:
+    volumes: int = 0
+    written: int = 0
+    skipped: int = 0
+    failed: list[tuple[Volume, str]] = field(default_factory=list)
+    pages_read: int = 0
+    page_errors: int = 0
+    seconds: float = 0.0
+
+
+class InProcessEngine:
+    """Chunks read in this process, one after another, by one pipeline (what `ocr` runs)."""
+
+    def __init__(self, spec: PipelineSpec, pipeline=None):
+        self.spec = spec
+        self.pipeline = pipeline
+
+    def start(self) -> None:
+        if self.pipeline is None:
+            from app.core.pipeline_spec import load_pipeline
+
+            self.pipeline = load_pipeline(self.spec)
+
+    def names(self) -> tuple[str, str]:
+        """(recognizer name, detector name) of the loaded models."""
+        return self.pipeline.recognizer.name, getattr(self.pipeline.detector, "name", "")
+
+    def describe(self) -> str:
+        return "in this process"
+
+    def run(self, jobs: Iterator[ChunkJob]) -> Iterator[ChunkResult]:
+        worker = f"{os.getpid()}@local"
+        for job in jobs:
+            start = time.perf_counter()
+            pages = process_chunk(self.pipeline, job.source, job.names)
+            yield ChunkResult(job.volume, job.index, tuple(pages), worker, time.perf_counter() - start)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class _OpenVolume:
+    volume: Volume
+    names: list[str]
+    chunks: list[tuple[int, int]]
+    partial: PartialVolume
+    started: float
+
+
+class _Driver:
+    def __init__(self, options: BatchOptions, engine, observer):
+        self.options = options
+        self.engine = engine
+        self.observer = observer or (lambda event: None)
+        self.settings = options.spec.output_settings()
+        self.log = BatchLog(options.out_dir)
+        self.open: dict[int, _OpenVolume] = {}
+        self.summary = BatchSummary()
+
+    def emit(self, **kwargs) -> None:
+        self.observer(BatchEvent(**kwargs))
+
+    def fail(self, volume: Volume, error: str) -> None:
+        self.summary.failed.append((volume, error))
+        self.emit(kind="failed", volume=volume, error=error)
+
+    def header(self, names: list[str]) -> dict:
+        return {"settings": self.settings, "chunk_pages": self.options.chunk_pages, "pages": names}
+
+    # -- planning ------------------------------------------------------------------------------
+
+    def plan(self, volumes: list[Volume]) -> list[Volume]:
+        """The volumes to read; emits "skipped" / "failed" for the others and "planned" once."""
+        todo, pages = [], 0
+        for volume in volumes:
+            try:
+                with open_source(volume.path) as source:
+                    names = list(source.page_names)
+            except UserError as exc:
+                self.fail(volume, str(exc))
+                continue
+            record = self.log.records.get(volume.key)
+            if is_complete(record, self.settings, volume.export_path(self.options.out_dir), names,
+                           self.options.retry_errors):
+                self.summary.skipped += 1
+                self.emit(kind="skipped", volume=volume, record=record)
+                continue
+            todo.append(volume)
+            partial = PartialVolume(self.options.out_dir, volume.key, self.header(names))
+            bounds = chunk_bounds(len(names), self.options.chunk_pages)
+            pages += sum(stop - start for i, (start, stop) in enumerate(bounds) if i not in partial.done)
+        self.emit(kind="planned", pages=pages)
+        return todo
+
+    # -- jobs ------------------------------------------------------------------------------------
+
+    def jobs(self, volumes: list[Volume]) -> Iterator[ChunkJob]:
+        for number, volume in enumerate(volumes):
+            try:
+                source = open_source(volume.path)
+            except UserError as exc:
+                self.fail(volume, str(exc))
+                continue
+            try:
+                names = list(source.page_names)
+                partial = PartialVolume(self.options.out_dir, volume.key, self.header(names))
+                entry = _OpenVolume(volume, names, chunk_bounds(len(names), self.options.chunk_pages), partial,
+                                    time.perf_counter())
+                self.open[number] = entry
+                todo = [i for i in range(len(entry.chunks)) if i not in partial.done]
+                if not todo:  # every chunk was read by an earlier run
+                    self.finish(number)
+                for index in todo:
+                    start, stop = entry.chunks[index]
+                    yield ChunkJob(number, index, source, tuple(names[start:stop]))
+            finally:
+                source.close()
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def accept(self, result: ChunkResult) -> None:
+        entry = self.open.get(result.volume)
+        if entry is None or result.index in entry.partial.done:
+            raise RuntimeError(f"internal error: chunk {result.index} of volume {result.volume} came back twice")
+        start, stop = entry.chunks[result.index]
+        got = [p.name for p in result.pages]
+        if got != entry.names[start:stop]:
+            raise RuntimeError(f"internal error: chunk {result.index} of {entry.volume.path} came back with "
+                               f"pages {got}, expected {entry.names[start:stop]}")
+        entry.partial.add(result.index, list(result.pages))
+        self.summary.pages_read += len(result.pages)
+        self.summary.page_errors += sum(1 for p in result.pages if p.error)
+        self.emit(kind="chunk", volume=entry.volume, pages=len(result.pages), result=result)
+        if len(entry.partial.done) == len(entry.chunks):
+            self.finish(result.volume)
+
+    def finish(self, number: int) -> None:
+        entry = self.open.pop(number)
+        volume = entry.volume
+        pages = entry.partial.pages()
+        if [p.name for p in pages] != entry.names:  # every page once, in order
+            raise RuntimeError(f"internal error: the pages of {volume.path} do not match its page list")
+        project = Project(source=str(volume.path.resolve()), pages=pages, order=self.options.spec.order)
+        for stage in self.options.volume_stages:
+            project = stage(project)
+        export = volume.export_path(self.options.out_dir)
+        try:
+            export.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"{export.parent}: cannot create the folder ({exc.strerror or exc}).") from exc
+        from app.core.export import export_json
+
+        export_json(project, export)
+        model, detector = self.engine.names()
+        record = {
+            "volume": volume.key, "source": str(volume.path), "export": export.relative_to(self.options.out_dir).as_posix(),
+            "pages": len(pages), "blocks": sum(len(p.blocks) for p in pages),
+            "errors": sum(1 for p in pages if p.error), "seconds": round(time.perf_counter() - entry.started, 3),
+            "model": model, "detector": detector, "settings": self.settings,
+        }
+        self.log.append(record)
+        entry.partial.remove()
+        self.summary.written += 1
+        self.emit(kind="volume", volume=volume, record=record)
+
+
+def run_batch(volumes: list[Volume], options: BatchOptions, engine, observer=None) -> BatchSummary:
+    """Read every volume not complete yet with `engine`; see the module docstring.
+
+    Raises UserError when OUT_DIR cannot be written or the engine cannot start (models missing,
+    no Ray cluster); the volumes finished before stay finished.
+    """
+    start = time.perf_counter()
+    try:
+        options.out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{options.out_dir}: cannot create the output folder ({exc.strerror or exc}).") from exc
+    driver = _Driver(options, engine, observer)
+    driver.summary.volumes = len(volumes)
+    todo = driver.plan(volumes)
+    if todo:
+        engine.start()
+        try:
+            for result in engine.run(driver.jobs(todo)):
+                driver.accept(result)
+        finally:
+            engine.close()
+    driver.summary.seconds = time.perf_counter() - start
+    with contextlib.suppress(OSError):  # the state folder, once no volume is left half read
+        (options.out_dir / STATE_DIR).rmdir()
+    return driver.summary
