@@ -95,8 +95,7 @@ class _Report:
         from tqdm import tqdm
 
         if event.kind == "planned":
-            self.bar = tqdm(total=event.pages, unit="page", desc="library", file=self.stream, disable=None,
-                            dynamic_ncols=True)
+            self.bar = tqdm(total=event.pages, unit="page", desc="library", file=self.stream, disable=None)
         elif event.kind == "chunk":
             for page in event.result.pages:
                 if page.error:
@@ -116,8 +115,10 @@ class _Report:
 
 
 def _summary_line(summary, engine) -> str:
-    line = (f"{summary.volumes} volumes: {summary.written} written, {summary.skipped} complete already, "
-            f"{len(summary.failed)} failed")
+    line = f"{summary.volumes} volumes: {summary.written} written, {summary.skipped} complete already"
+    if summary.skipped_with_errors:
+        line += f" ({summary.skipped_with_errors} with unread pages: --retry-errors reads them again)"
+    line += f", {len(summary.failed)} failed"
     if not (summary.pages_read or summary.written):
         return line + "; nothing left to read"
     rate = summary.pages_read / summary.seconds if summary.seconds else 0.0

@@ -81,6 +81,7 @@ class BatchSummary:
     volumes: int = 0
     written: int = 0
     skipped: int = 0
+    skipped_with_errors: int = 0  # complete volumes whose last run left pages unread
     failed: list[tuple[Volume, str]] = field(default_factory=list)
     pages_read: int = 0
     page_errors: int = 0
@@ -163,6 +164,7 @@ class _Driver:
             if is_complete(record, self.settings, volume.export_path(self.options.out_dir), names,
                            self.options.retry_errors):
                 self.summary.skipped += 1
+                self.summary.skipped_with_errors += bool(record.get("errors"))
                 self.emit(kind="skipped", volume=volume, record=record)
                 continue
             todo.append(volume)
