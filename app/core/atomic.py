@@ -94,7 +94,8 @@ def append_line(path: str | os.PathLike, line: str, encoding: str = "utf-8") -> 
     """Append one line (no newline inside) to a log file, durably: one write, then fsync.
 
     A log is not rewritten, so a crash can at worst leave its last line torn (no newline at
-    its end): `read_lines` skips such a line, and the next append starts on a new line.
+    its end): `read_lines` leaves such a line out, and the next append starts on a new line,
+    so the fragment stays a line of its own, which a JSON-lines reader skips as invalid.
     """
     if "\n" in line:
         raise ValueError("a log line cannot contain a newline")
