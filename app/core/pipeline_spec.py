@@ -10,7 +10,7 @@ own model store (app.models) and loads them on its device, exactly as `ocr` does
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from app.core.pipeline import Pipeline, PipelineSettings
@@ -33,6 +33,11 @@ class PipelineSpec:
     batch_size: int | None = None
     imgsz: int | None = None
     conf: float = 0.25
+
+    def portable(self) -> PipelineSpec:
+        """This spec with model and detector paths made absolute (store names as their manifest
+        name), for workers whose working folder is not this one."""
+        return replace(self, model=_model_identity(self.model), detector=_model_identity(self.detector))
 
     def output_settings(self) -> dict:
         """The settings that decide what the pipeline writes (not where or how fast it runs):

@@ -14,6 +14,7 @@ from app.core.batch.journal import BatchLog, PartialVolume, is_complete
 from app.core.batch.library import find_volumes
 from app.core.document import Block, Page, Project
 from app.core.export import export_json
+from app.core.pipeline_spec import PipelineSpec
 from app.core.sources import open_source
 from app.errors import ImageError, UserError
 
@@ -162,3 +163,12 @@ def test_nothing_but_the_ray_engine_imports_ray():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "RAY False" in out.stdout
+
+
+def test_a_spec_sent_to_workers_names_models_by_absolute_path_or_store_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = PipelineSpec(model="models/my-ocr", detector="bubbles", patches=256).portable()
+    assert spec.model == str(tmp_path / "models" / "my-ocr") and spec.detector == "comic-speech-bubble-detector"
+    assert spec.patches == 256
+    assert PipelineSpec(model="nova").output_settings() == PipelineSpec(model="hayai-ocr-v2.5-nova",
+                                                                         device="cuda", batch_size=64).output_settings()

@@ -61,7 +61,7 @@ class RayEngine:
     def __init__(self, spec: PipelineSpec, address: str | None = None, workers: int | None = None,
                  gpus_per_worker: float = 0, cpus_per_worker: float = 1, in_flight: int | None = None,
                  start_timeout: float = START_TIMEOUT_S):
-        self.spec = spec
+        self.spec = spec.portable()  # a relative model path means nothing on a worker
         self.address = address
         self.workers = workers
         self.gpus = float(gpus_per_worker)
