@@ -25,7 +25,7 @@ RAY_ARGS = ["--ray", "--workers", "2"]
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray runtime for the module; the batch joins it (and leaves it running)."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -84,7 +84,7 @@ class RayEngine:
         try:
             if self.address is None:
                 needed = int(max(os.cpu_count() or 1, (self.workers or 1) * self.cpus))
-                ray.init(num_cpus=needed, **kwargs)
+                ray.init(address="local", num_cpus=needed, **kwargs)  # never a cluster found by chance
             else:
                 import app
 
