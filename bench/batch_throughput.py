@@ -15,7 +15,9 @@ peak memory, with the demo models on synthetic pages.
    pages), Ray with 2 workers. A driver whose memory does not grow with the library holds a
    bounded window, not the library.
 
-Each configuration runs once (the machine is shared: read ratios measured in the same run).
+Each configuration runs --rounds times, interleaved (the machine is shared and its load drifts);
+medians are compared. "driver CPU/page" is the driver process's CPU time over the pages: in
+process it is all the work, with Ray only the driver's share (reading, sending, writing).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,8 +73,9 @@ def child(argv: list[str]) -> None:
     start = time.perf_counter()
     rc = batch.run(args, lambda e: marks.append((time.perf_counter() - start, e.pages)) if e.kind == "chunk" else None)
     wall = time.perf_counter() - start
-    print(json.dumps({"rc": rc, "wall": wall, "marks": marks,
-                      "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"rc": rc, "wall": wall, "marks": marks, "maxrss_mb": usage.ru_maxrss / 1024,
+                      "cpu_s": usage.ru_utime + usage.ru_stime}))
 
 
 def run_child(library: Path, out: Path, threads: int | None, options: list[str]) -> dict:
@@ -95,9 +99,10 @@ def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         return child(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--volumes", type=int, default=6)
+    ap.add_argument("--volumes", type=int, default=12)
     ap.add_argument("--pages", type=int, default=4, help="pages per volume")
     ap.add_argument("--memory-pages", type=int, nargs="*", default=[200, 40])
+    ap.add_argument("--rounds", type=int, default=3, help="runs of each configuration (medians are compared)")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--skip-memory", action="store_true")
     args = ap.parse_args()
@@ -107,21 +112,24 @@ def main() -> None:
         if not args.skip_throughput:
             total = make_library(tmp / "lib", args.volumes, args.pages, seed=4242)
             print(f"\nthroughput: {args.volumes} volumes x {args.pages} pages = {total} pages", flush=True)
-            print(f"{'configuration':<26} {'whole run':>10} {'steady':>9} {'start+1st chunk':>16} {'driver RSS':>11}")
-            found = {}
-            for i, (label, threads, options) in enumerate(CONFIGS):
-                result = run_child(tmp / "lib", tmp / f"out{i}", threads, options)
-                whole, steady, pages = rates(result)
-                assert pages == total, (pages, total)
-                found[label] = steady
-                print(f"{label:<26} {whole:>6.3f} p/s {steady:>5.3f} p/s {result['marks'][0][0]:>14.1f} s "
-                      f"{result['maxrss_mb']:>8.0f} MB", flush=True)
-            base = found["in process, 1 thread"]
-            ray1 = found["Ray, 1 worker x 1 CPU"]
-            print(f"Ray overhead per page (1 worker x 1 CPU vs in process on 1 thread): "
-                  f"{1000 * (1 / ray1 - 1 / base):.0f} ms ({1 / base:.2f} s -> {1 / ray1:.2f} s a page)")
-            print(f"2 workers vs 1 worker (1 CPU each): x{found['Ray, 2 workers x 1 CPU'] / ray1:.2f}; "
-                  f"vs in process on 2 threads: x{found['Ray, 2 workers x 1 CPU'] / found['in process, 2 threads']:.2f}")
+            print(f"{'configuration':<26} {'whole run':>10} {'steady':>9} {'start+1st chunk':>16} "
+                  f"{'driver RSS':>11} {'driver CPU/page':>16}")
+            found: dict[str, list] = {label: [] for label, _, _ in CONFIGS}
+            for r in range(args.rounds):  # rounds interleave the configurations: the load drifts
+                for i, (label, threads, options) in enumerate(CONFIGS):
+                    result = run_child(tmp / "lib", tmp / f"out{r}-{i}", threads, options)
+                    whole, steady, pages = rates(result)
+                    assert pages == total, (pages, total)
+                    found[label].append(steady)
+                    print(f"{label:<26} {whole:>6.3f} p/s {steady:>5.3f} p/s {result['marks'][0][0]:>14.1f} s "
+                          f"{result['maxrss_mb']:>8.0f} MB {1000 * result['cpu_s'] / pages:>12.0f} ms", flush=True)
+            med = {label: statistics.median(v) for label, v in found.items()}
+            print("median steady rate: " + "; ".join(f"{k}: {v:.3f} p/s" for k, v in med.items()))
+            base, ray1 = med["in process, 1 thread"], med["Ray, 1 worker x 1 CPU"]
+            print(f"Ray overhead per page (1 worker x 1 CPU vs in process on 1 thread, medians): "
+                  f"{1000 * (1 / ray1 - 1 / base):+.0f} ms ({1 / base:.3f} s -> {1 / ray1:.3f} s a page)")
+            print(f"2 workers vs 1 worker (1 CPU each): x{med['Ray, 2 workers x 1 CPU'] / ray1:.2f}; "
+                  f"vs in process on 2 threads: x{med['Ray, 2 workers x 1 CPU'] / med['in process, 2 threads']:.2f}")
         if not args.skip_memory:
             print("\ndriver peak memory, Ray with 2 workers (volumes of 20 pages)")
             for pages in args.memory_pages:

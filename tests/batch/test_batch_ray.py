@@ -82,3 +82,9 @@ def test_a_model_missing_on_the_workers_stops_the_run_with_the_store_message(loc
     err = capsys.readouterr().err
     assert f"error: worker {os.getpid()}" not in err and "error: worker " in err and str(missing) in err
     assert "Traceback" not in err and not (tmp_path / "out" / "batch.jsonl").exists()
+
+
+def test_gpu_workers_on_a_cluster_without_gpus_is_a_clear_error(local_ray, library, tmp_path, capsys):
+    assert main(["batch", str(library), "--out", str(tmp_path / "out"), "--ray", "--gpus-per-worker", "1"]
+                + MODEL_ARGS[:-2]) == 2  # (--device auto)
+    assert "the Ray cluster has no GPU for --gpus-per-worker 1" in capsys.readouterr().err

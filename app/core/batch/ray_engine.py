@@ -98,9 +98,15 @@ class RayEngine:
         self._started_ray = True
 
     def _worker_count(self, ray) -> int:
-        if self.workers:
-            return self.workers
         resources = ray.cluster_resources()
+        if self.workers:
+            short = [f"{self.workers * need:g} {what} (the cluster has {resources.get(key, 0):g} now)"
+                     for what, key, need in (("CPUs", "CPU", self.cpus), ("GPUs", "GPU", self.gpus))
+                     if self.workers * need > resources.get(key, 0)]
+            if short:  # an autoscaling cluster may still grow: wait, but say why
+                log.warning("%d workers need %s; waiting up to %.0f s for them to be placed", self.workers,
+                            " and ".join(short), self.start_timeout)
+            return self.workers
         if self.gpus > 0:
             count = int(resources.get("GPU", 0) // self.gpus)
             if count < 1:
