@@ -25,3 +25,22 @@ def tiny_models(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("tiny-models")
     return {v: write_tiny_checkpoint(base / v, v, seed=1) for v in ("nova", "v2", "alpha")}
+
+
+@pytest.fixture
+def fake_llm():
+    """A loopback OpenAI-compatible server (tests/llm_server.py), closed after the test."""
+    from tests.llm_server import FakeLLM
+
+    server = FakeLLM()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def fake_deepl():
+    from tests.llm_server import FakeDeepL
+
+    server = FakeDeepL()
+    yield server
+    server.close()

@@ -175,9 +175,11 @@ class _HubHandler(_Handler):
 
     def _resolve(self) -> None:
         self._record()
-        path = unquote(urlparse(self.path).path)
+        # as on the Hub, the revision is one URL-encoded path segment ("refs%2Fpr%2F3" for a PR ref)
+        path = urlparse(self.path).path
         repo_id, sep, rest = path.lstrip("/").partition("/resolve/")
         revision, _, filename = rest.partition("/")
+        repo_id, revision, filename = unquote(repo_id), unquote(revision), unquote(filename)
         hub = self.hub
         repo_files = {k: v for k, v in hub.files.items() if k[0] == repo_id}
         if not sep or not repo_files:

@@ -4,6 +4,7 @@
                       [--patches N] [--detector NAME_OR_PATH] [--model DIR_OR_NAME]
                       [--device auto|cpu|cuda|mps] [--batch-size N] [--max-new-tokens N]
                       [--imgsz PX] [--conf SCORE] [--translations]
+                      [--translate --to LANG [translation options of `translate`]]
 
 Output is what the GUI's export writes (app.core.export): JSON (the documented schema) or TXT.
 - One source: written to --out FILE, or to stdout without --out.
@@ -12,6 +13,9 @@ Output is what the GUI's export writes (app.core.export): JSON (the documented s
   each headed by `==> SOURCE <==`, and JSON asks for --out (one JSON document per source).
 A page that cannot be read is reported on stderr and in the output (its error), the rest goes
 on; the exit status is then 1 (0 when every page was read, 2 for a usage or model error).
+With --translate, the pages read are then machine-translated (the `translate` command's stage and
+options; the chat / offline model is --translation-model) and the output holds the translations;
+blocks left untranslated also make the exit status 1.
 A progress bar is drawn on stderr when stderr is a terminal.
 """
 from __future__ import annotations
@@ -30,6 +34,7 @@ from app.commands.common import (
     check_model_options,
     load_pipeline_for,
 )
+from app.commands.translate import add_translation_options, translate_project, translator_settings
 from app.errors import UserError
 
 
@@ -42,6 +47,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_detector_options(p)  # --detector --imgsz --conf --order
     add_model_options(p)  # --model --patches --max-new-tokens --device --batch-size
     p.add_argument("--translations", action="store_true", help="TXT: the variant with translations")
+    p.add_argument("--translate", action="store_true", help="machine-translate the pages read (see `translate`)")
+    add_translation_options(p, model_flag="--translation-model")
     p.set_defaults(run=run)
     return p
 
@@ -135,8 +142,10 @@ def run(args) -> int:
         if not os.path.exists(s):
             raise UserError(f"{s}: no such folder, archive or image")
     fmt, outputs = _plan_outputs(args)
+    if args.translate:
+        translator_settings(args)  # a missing backend is reported before the long OCR run
     pipeline = load_pipeline_for(args)
-    failed = 0
+    failed = untranslated = 0
     for src, out in zip(args.sources, outputs, strict=True):
         source = open_source(src)
         try:
@@ -152,11 +161,12 @@ def run(args) -> int:
             finally:
                 bar.close()
             project = Project(source=str(Path(source.path).resolve()), pages=pages, order=args.order)
+            if args.translate:
+                untranslated += translate_project(project, args)[1]
             header = src if (out is None and len(args.sources) > 1) else None
-            _write(project, fmt, out, args.translations, header)
+            _write(project, fmt, out, args.translations or args.translate, header)
         finally:
             source.close()
     if failed:
         print(f"hayai-desktop: {failed} page(s) could not be read (see above)", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if failed or untranslated else 0

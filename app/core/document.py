@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from app.translate.base import GlossaryEntry
+
 Box = tuple[float, float, float, float]
 
 KINDS = ("bubble", "text", "other", "manual")
@@ -24,9 +26,11 @@ class Block:
     score: float | None = None  # detector confidence, None for user-drawn boxes
     ocr_text: str = ""  # the model's text
     text: str | None = None  # the user's edited text, None when not edited
-    translation: str = ""
+    translation: str = ""  # the translation to use: the machine's, or the user's own
     model: str = ""  # which OCR model produced ocr_text
     patches: int | None = None  # patch budget used for ocr_text
+    machine_translation: str = ""  # what the last translation run gave ("" = none)
+    translator: str = ""  # which backend/model produced machine_translation
 
     @property
     def display_text(self) -> str:
@@ -37,6 +41,17 @@ class Block:
     def edited(self) -> bool:
         return self.text is not None and self.text != self.ocr_text
 
+    @property
+    def translation_edited(self) -> bool:
+        """The translation is the user's own (typed, imported, or a machine one changed by hand):
+        a translation run keeps it unless told to replace it."""
+        return bool(self.translation) and self.translation != self.machine_translation
+
+    @property
+    def needs_translation(self) -> bool:
+        """Has source text and no translation yet."""
+        return bool(self.display_text.strip()) and not self.translation.strip()
+
 
 @dataclass(frozen=True)
 class Page:
@@ -46,6 +61,11 @@ class Page:
     blocks: tuple[Block, ...] = ()
     processed: bool = False  # detection + OCR has run on this page
     error: str | None = None  # why the page could not be read, if it could not
+
+    @property
+    def translated(self) -> bool:
+        """Read, and every block with text has a translation (a translation run skips it)."""
+        return self.processed and self.error is None and not any(b.needs_translation for b in self.blocks)
 
     def block(self, block_id: str) -> Block | None:
         return next((b for b in self.blocks if b.id == block_id), None)
@@ -62,6 +82,7 @@ class Project:
     pages: list[Page] = field(default_factory=list)
     order: str = "rtl"  # reading order used for detection: rtl (manga) or ltr
     version: int = 1
+    glossary: list[GlossaryEntry] = field(default_factory=list)  # the project's own terms
 
     def page_index(self, name: str) -> int:
         for i, p in enumerate(self.pages):

@@ -36,8 +36,32 @@ def restore_text(page: Page, block_id: str) -> Page:
 
 
 def set_translation(page: Page, block_id: str, translation: str) -> Page:
+    """The user's translation for a block (a machine translation stays restorable)."""
     b = page.blocks[_index(page, block_id)]
     return _replace_block(page, replace(b, translation=translation))
+
+
+def restore_translation(page: Page, block_id: str) -> Page:
+    """Drop the user's translation: the block shows its machine translation again."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, translation=b.machine_translation))
+
+
+def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False) -> Page:
+    """Machine translations (`texts`: block id -> text) into the page. Each block keeps the
+    text as its machine translation; its translation becomes that text unless the user wrote
+    their own (`Block.translation_edited`) and `replace_edited` is False. Ids no longer on the
+    page (a block deleted meanwhile) are ignored."""
+    blocks = []
+    for b in page.blocks:
+        text = texts.get(b.id)
+        if text is None:
+            blocks.append(b)
+            continue
+        keep = b.translation_edited and not replace_edited
+        blocks.append(replace(b, machine_translation=text, translator=translator,
+                              translation=b.translation if keep else text))
+    return replace(page, blocks=tuple(blocks))
 
 
 def clamp_box(box: Box, width: int, height: int) -> Box:

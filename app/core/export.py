@@ -96,6 +96,9 @@ def _block_json(block: Block) -> dict:
         "translation": block.translation,
         "model": block.model,
         "patches": block.patches,
+        "machine_translation": block.machine_translation,
+        "translation_edited": block.translation_edited,
+        "translator": block.translator,
     }
 
 
@@ -221,7 +224,7 @@ def import_txt_text(project: Project, text: str, into: str = "text",
             updated += len(new_blocks)
             pages[index] = replace(page, blocks=tuple(new_blocks.get(b.id, b) for b in page.blocks))
     result = Project(source=project.source, pages=pages, order=project.order,
-                     version=project.version)
+                     version=project.version, glossary=list(project.glossary))
     return TxtImport(result, warnings, updated)
 
 

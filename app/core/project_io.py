@@ -17,7 +17,11 @@ File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
      "pages": [{"name", "width", "height", "processed", "error",
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
-                            "text": str | null, "translation", "model", "patches": int | null}]}]}
+                            "text": str | null, "translation", "model", "patches": int | null,
+                            "machine_translation", "translator"}]}],
+     "glossary": [{"source", "target", "note"}]}
+The last two block fields and "glossary" are optional (files saved before machine translation
+load with them empty).
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from app.core.atomic import atomic_write_text
 from app.core.document import Block, Page, Project
 from app.core.sources import natural_key, open_source
 from app.errors import UserError
+from app.translate.base import GlossaryEntry
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
@@ -119,6 +124,7 @@ def project_to_dict(project: Project) -> dict:
         "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "source": str(project.source),
         "order": project.order,
+        "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
         "pages": [page_to_dict(page) for page in project.pages],
     }
 
@@ -222,7 +228,8 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
         reader.fail("order", f"must be 'rtl' or 'ltr', not {order!r}")
     pages_data = reader.items(data, "pages", "")
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
-    return Project(source=source, pages=pages, order=order)
+    glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
+    return Project(source=source, pages=pages, order=order, glossary=glossary)
 
 
 def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
@@ -319,7 +326,14 @@ class _Reader:
             translation=self.text(data, "translation", where, optional=True, default=""),
             model=self.text(data, "model", where, optional=True, default=""),
             patches=None if patches is None else self.number(patches, f"{where}.patches", integer=True),
+            machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
+            translator=self.text(data, "translator", where, optional=True, default=""),
         )
+
+    def glossary_entry(self, data, where: str) -> GlossaryEntry:
+        data = self.obj(data, where)
+        return GlossaryEntry(self.text(data, "source", where), self.text(data, "target", where),
+                             self.text(data, "note", where, optional=True, default=""))
 
 
 def _join(where: str, key: str) -> str:
@@ -366,7 +380,7 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
             pages.append(replace(page, error=error))
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
-                   version=saved.version)
+                   version=saved.version, glossary=list(saved.glossary))
 
 
 # ----------------------------------------------------------------------------- autosave

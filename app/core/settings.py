@@ -18,6 +18,7 @@ ORDERS = ("rtl", "ltr")
 OVERLAYS = ("text", "boxes", "none")  # text = boxes + transcriptions
 OVERLAY_SOURCES = ("text", "translation")
 MAX_RECENT = 10
+TRANSLATION_PROVIDERS = ("", "openai", "deepl", "offline")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,15 @@ class AppSettings:
     overlay_source: str = "text"  # draw the transcription or the translation
     recent_sources: tuple[str, ...] = field(default_factory=tuple)
     last_dir: str = ""  # folder of the last open dialog
+    # machine translation ("" provider = none chosen yet: nothing is sent anywhere)
+    translation_provider: str = ""  # openai | deepl | offline
+    translation_preset: str = ""  # app.translate.presets name (openai provider)
+    translation_base_url: str = ""
+    translation_model: str = ""
+    translation_source: str = ""  # "" = detect
+    translation_target: str = "en"
+    translation_context_pages: int = 2
+    translation_glossary_file: str = ""  # optional glossary file used with the project's own
 
     def with_recent(self, path: str) -> AppSettings:
         """A copy with `path` first in the recent sources (no duplicates, at most MAX_RECENT)."""
@@ -48,6 +58,11 @@ class AppSettings:
             overlay=self.overlay if self.overlay in OVERLAYS else d.overlay,
             overlay_source=self.overlay_source if self.overlay_source in OVERLAY_SOURCES else d.overlay_source,
             recent_sources=tuple(str(p) for p in self.recent_sources)[:MAX_RECENT],
+            translation_provider=(self.translation_provider if self.translation_provider in TRANSLATION_PROVIDERS
+                                  else d.translation_provider),
+            translation_target=self.translation_target or d.translation_target,
+            translation_context_pages=(self.translation_context_pages if isinstance(self.translation_context_pages, int)
+                                       and 0 <= self.translation_context_pages <= 20 else d.translation_context_pages),
         )
 
 

@@ -133,6 +133,34 @@ _ENTRIES = (
     ),
 )
 
+
+def _opus_mt(pair: str, language: str, revision: str, license: str) -> ModelEntry:
+    """Helsinki-NLP's MarianMT model for `pair` (e.g. "ja-en"), at a revision that holds the
+    `model.safetensors` the Hub's conversion bot added (their main branches have only the
+    pickle `pytorch_model.bin`, which is never fetched). The revisions come from the Hub's file
+    listings (read 2026-11-30); the files' sha256 could not be read from this project's machines,
+    so they download only with --trust-unpinned (trust on first use: the hashes seen are recorded
+    and checked from then on)."""
+    return ModelEntry(
+        name=f"opus-mt-{pair}",
+        repo_id=f"Helsinki-NLP/opus-mt-{pair}",
+        revision=revision,
+        files=tuple(ModelFile(n, None) for n in ("config.json", "generation_config.json", "source.spm",
+                                                 "target.spm", "vocab.json", "tokenizer_config.json",
+                                                 "model.safetensors")),
+        kind="translation",
+        description=f"MarianMT {language} to English, offline translation (~300 MB)",
+        license=license,
+    )
+
+
+_ENTRIES += (
+    # the safetensors conversion of ja-en lives on the Hub's pull-request ref (commit 6293fec, unmerged)
+    _opus_mt("ja-en", "Japanese", "refs/pr/3", "apache-2.0"),
+    _opus_mt("ko-en", "Korean", "242c8bc3d012792ae91e50ba1b6b3c7ffb932736", "apache-2.0"),
+    _opus_mt("zh-en", "Chinese", "badebd2bdd4cdfde141a969df82a0f2c4e3b1dfe", "cc-by-4.0"),
+)
+
 MODELS: dict[str, ModelEntry] = {e.name: e for e in _ENTRIES}
 ALIASES: dict[str, str] = {
     "nova": "hayai-ocr-v2.5-nova",
@@ -144,4 +172,7 @@ ALIASES: dict[str, str] = {
     "text-seg": "comic-text-segmenter",
     "manga-text": "manga-text-detector",
     "bubbles-seg": "yolov8m-seg-speech-bubble",
+    "ja-en": "opus-mt-ja-en",
+    "ko-en": "opus-mt-ko-en",
+    "zh-en": "opus-mt-zh-en",
 }

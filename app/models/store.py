@@ -111,6 +111,16 @@ def download_command(entry: ModelEntry) -> str:
     return f"hayai-desktop models download {entry.name}{flag}"
 
 
+PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl")
+
+
+def _unpinned_risk(entry: ModelEntry) -> str:
+    """Why an unpinned model is not used blindly, for the messages."""
+    if any(f.name.endswith(PICKLE_SUFFIXES) for f in entry.files):
+        return " and its file is a pickle that can run code when loaded"
+    return " (its published files could not be checked by this app yet)"
+
+
 def _store_path(entry: ModelEntry) -> Path:
     return models_dir() / entry.name
 
@@ -228,9 +238,9 @@ def _check_files(entry: ModelEntry, folder: Path, where: str, trust_unpinned: bo
         want = _expected_sha(entry, f)
         if want is None and not trust_unpinned:
             raise ModelError(
-                f"{path}: {entry.name} has no pinned sha256 and a '.pt' file is a pickle that can run code "
-                f"when loaded, so it is not loaded unverified. If you trust {entry.repo_id}, run: "
-                f"{download_command(entry)} (or choose the file explicitly by its path)."
+                f"{path}: {entry.name} has no pinned sha256{_unpinned_risk(entry)}, so it is not loaded "
+                f"unverified. If you trust {entry.repo_id}, run: {download_command(entry)} (or choose the "
+                "file explicitly by its path)."
             )
         got = file_sha256(path)
         if want is None:
@@ -419,9 +429,8 @@ def download(
 
     entry = get_entry(name)
     if not entry.pinned and not trust_unpinned:
-        raise ModelError(f"{entry.name} ({entry.repo_id}) has no pinned sha256 and its file is a pickle that "
-                         "can run code when loaded. Download it only if you trust that repository: "
-                         f"{download_command(entry)}")
+        raise ModelError(f"{entry.name} ({entry.repo_id}) has no pinned sha256{_unpinned_risk(entry)}. "
+                         f"Download it only if you trust that repository: {download_command(entry)}")
     store = _ensure(_store_path(entry))
     todo = []
     for f in entry.files:

@@ -61,6 +61,7 @@ class BlockPanel(QWidget):
     text_edited = Signal(str, str)  # block id, text
     translation_edited = Signal(str, str)
     restore_requested = Signal(str)
+    translation_restore_requested = Signal(str)  # back to the machine translation
     reorder_requested = Signal(list)  # ids in the new order
 
     def __init__(self, parent=None):
@@ -80,7 +81,11 @@ class BlockPanel(QWidget):
         self.original.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.restore_button = QPushButton("Restore model text")
         self.translation_edit = QPlainTextEdit()
-        self.translation_edit.setPlaceholderText("Translation")
+        self.translation_edit.setPlaceholderText("Translation (type one, or Translate > Translate page)")
+        self.machine = QLabel()
+        self.machine.setWordWrap(True)
+        self.machine.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.restore_translation_button = QPushButton("Restore machine translation")
 
         editor = QWidget()
         lay = QVBoxLayout(editor)
@@ -93,6 +98,10 @@ class BlockPanel(QWidget):
         lay.addLayout(row)
         lay.addWidget(QLabel("Translation"))
         lay.addWidget(self.translation_edit, 2)
+        machine_row = QHBoxLayout()
+        machine_row.addWidget(self.machine, 1)
+        machine_row.addWidget(self.restore_translation_button)
+        lay.addLayout(machine_row)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.list)
         split.addWidget(editor)
@@ -107,6 +116,8 @@ class BlockPanel(QWidget):
         self.text_edit.textChanged.connect(self._on_text_typed)
         self.translation_edit.textChanged.connect(self._on_translation_typed)
         self.restore_button.clicked.connect(lambda: self.current_id and self.restore_requested.emit(self.current_id))
+        self.restore_translation_button.clicked.connect(
+            lambda: self.current_id and self.translation_restore_requested.emit(self.current_id))
         self.list.itemSelectionChanged.connect(self._on_list_selection)
         self.list.reordered.connect(self.reorder_requested)
         self._show_editor(None)
@@ -153,13 +164,14 @@ class BlockPanel(QWidget):
 
     def _show_editor(self, block: Block | None) -> None:
         on = block is not None
-        for w in (self.text_edit, self.translation_edit, self.restore_button):
+        for w in (self.text_edit, self.translation_edit, self.restore_button, self.restore_translation_button):
             w.setEnabled(on)
         if not on:
             self.title.setText("No block selected" if self.page else "No page")
             self._set_plain(self.text_edit, "")
             self._set_plain(self.translation_edit, "")
             self.original.setText("")
+            self.machine.setText("")
             return
         kind = f"{block.kind}{', vertical' if block.vertical else ''}"
         self.title.setText(f"<b>Block {block.order}</b> · {kind}" + (" · edited" if block.edited else ""))
@@ -170,6 +182,13 @@ class BlockPanel(QWidget):
         model = f" ({block.model}, {block.patches} patches)" if block.model else ""
         self.original.setText(f"Model read{model}: {block.ocr_text or '(nothing)'}")
         self.restore_button.setEnabled(block.edited)
+        if block.machine_translation:
+            mark = " · you edited it" if block.translation_edited else ""
+            self.machine.setText(f"Machine ({block.translator}){mark}: {block.machine_translation}")
+        else:
+            self.machine.setText("No machine translation yet" + (" (yours is kept when one runs)"
+                                                                 if block.translation else ""))
+        self.restore_translation_button.setEnabled(bool(block.machine_translation) and block.translation_edited)
 
     def _set_plain(self, edit: QPlainTextEdit, text: str) -> None:
         if edit.toPlainText() != text:

@@ -121,6 +121,9 @@ class MainWindow(RunMixin, QMainWindow):
         w.failed.connect(self._on_failed)
         w.finished.connect(self._on_finished)
         self.configure_worker()
+        from app.ui.translate_control import TranslationControl
+
+        self.translation = TranslationControl(self)
 
         self.doc.page_changed.connect(self._on_page_changed)
         self.doc.page_revealed.connect(self.show_page)
@@ -351,6 +354,7 @@ class MainWindow(RunMixin, QMainWindow):
             self.act.draw.setChecked(False)
             return
         self.host.cancel()
+        self.translation.cancel()
         self.status_label.setText("Cancelling…")
 
     def action_draw(self, on: bool) -> None:
@@ -415,7 +419,9 @@ class MainWindow(RunMixin, QMainWindow):
         self.update_settings(overlay_source=source)
 
     def action_help(self) -> None:
-        ShortcutsDialog(actions.SHORTCUTS, self).exec()
+        from app.ui.translate_control import SHORTCUTS as TRANSLATE_SHORTCUTS
+
+        ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self).exec()
 
     def action_about(self) -> None:
         from app import __version__
@@ -481,6 +487,7 @@ class MainWindow(RunMixin, QMainWindow):
         self._closing = True
         self.autosave_timer.stop()
         self.host.stop()
+        self.translation.stop()
         self.page_list.stop()
         self._image_pool.clear()
         self._image_pool.waitForDone()

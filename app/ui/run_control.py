@@ -123,7 +123,7 @@ class RunMixin:
             return
         if not self._requests:
             self.progress.hide()
-            self.act.cancel.setEnabled(self.view.mode is Mode.DRAW)
+            self.act.cancel.setEnabled(self.view.mode is Mode.DRAW or self.translation.busy())
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if ctx["kind"] == "pages":
             secs = time.monotonic() - self._run_started

@@ -14,6 +14,14 @@ def track_thread(thread: QThread) -> QThread:
     return thread
 
 
+def worker_thread(worker, name: str) -> QThread:
+    """A tracked QThread named `name` with `worker` (a QObject) moved onto it; not started."""
+    thread = track_thread(QThread())
+    thread.setObjectName(name)
+    worker.moveToThread(thread)
+    return thread
+
+
 def track_pool(pool: QThreadPool) -> QThreadPool:
     _pools.add(pool)
     return pool

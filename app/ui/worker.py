@@ -14,10 +14,10 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from app.errors import Cancelled, UserError
-from app.ui.threads import track_thread
+from app.ui.threads import worker_thread
 
 
 @dataclass(frozen=True)
@@ -209,10 +209,8 @@ class WorkerHost(QObject):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.thread = track_thread(QThread())
-        self.thread.setObjectName("hayai-worker")
         self.worker = Worker()
-        self.worker.moveToThread(self.thread)
+        self.thread = worker_thread(self.worker, "hayai-worker")
         self.submit_request.connect(self.worker.handle, Qt.ConnectionType.QueuedConnection)
         self.submit_config.connect(self.worker.configure, Qt.ConnectionType.QueuedConnection)
         self.thread.finished.connect(self.worker.close_source, Qt.ConnectionType.DirectConnection)

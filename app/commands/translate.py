@@ -1,0 +1,180 @@
+"""`hayai-desktop translate`: machine translation of a JSON export or of a source's project,
+through the same stage the GUI runs (app.core.translation).
+
+    hayai-desktop translate INPUT --to LANG [--from LANG] [--provider openai|deepl|offline]
+        [--base-url URL] [--model NAME] [--glossary FILE] [--context-pages N]
+        [--out FILE] [--format json|txt] [--timeout S] [--retries N]
+        [--retranslate] [--replace-edited] [--trust-unpinned]
+
+INPUT is a JSON export (as `ocr` and the GUI write it) or a folder / archive whose project file
+holds its text (pages not read yet are skipped: run `ocr` or the GUI first). The output is the
+same JSON export (or TXT with translations) with every block's translation filled, to --out or
+stdout; with a source, its project file is saved after every page, so a run that stops keeps
+what it got, and the next run resumes (pages already translated are skipped unless
+--retranslate; translations edited by hand are kept unless --replace-edited).
+
+The backend is --provider, else the one chosen in the GUI's Translation settings; with neither,
+nothing is sent anywhere and the command stops. Keys come from the environment
+(OPENAI_API_KEY, DEEPL_AUTH_KEY, DEEPSEEK_API_KEY, ...) or the key stored by the GUI, never from
+the command line. Exit status: 0 when every block was translated, 1 when some were not (after
+writing all that were), 2 for a usage or setup error.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from app.errors import UserError
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("translate", help="machine-translate a JSON export or a source's project",
+                              description=__doc__.split("\n\n", 2)[2],
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("input", metavar="INPUT", help="a JSON export, or a folder / CBZ / image with its project file")
+    add_translation_options(p, model_flag="--model")
+    p.add_argument("--out", help="output file (default: stdout)")
+    p.add_argument("--format", choices=("json", "txt"), help="output format (default: from --out's suffix, else json)")
+    p.set_defaults(run=run)
+    return p
+
+
+def add_translation_options(p, model_flag: str) -> None:
+    """The backend options shared by `translate` and `ocr --translate`; `model_flag` names the
+    chat / offline model option (--model for translate, --translation-model for ocr)."""
+    g = p.add_argument_group("translation")
+    g.add_argument("--to", dest="target", metavar="LANG", help="target language, e.g. en (default: the GUI's)")
+    g.add_argument("--from", dest="source_lang", metavar="LANG", help="source language (default: detected)")
+    g.add_argument("--provider", choices=("openai", "deepl", "offline"),
+                   help="openai: any OpenAI-compatible server; deepl; offline: MarianMT on this machine")
+    g.add_argument("--base-url", help="the server's URL, e.g. http://localhost:11434/v1 for Ollama")
+    g.add_argument(model_flag, dest="translation_model", metavar="NAME",
+                   help="chat model name, or the offline model (store name or folder)")
+    g.add_argument("--glossary", metavar="FILE", help="glossary file (TSV, 'a -> b # note' lines, or JSON)")
+    g.add_argument("--context-pages", type=int, metavar="N", help="previous pages sent as context (default 2)")
+    g.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    g.add_argument("--retries", type=int, default=2, help="retries of a request (rate limits, timeouts; default 2)")
+    g.add_argument("--retranslate", action="store_true", help="translate pages that are translated already")
+    g.add_argument("--replace-edited", action="store_true", help="also replace translations edited by hand")
+    g.add_argument("--trust-unpinned", action="store_true",
+                   help="offline: accept the model files' hashes on first use (they are not pinned yet)")
+
+
+def translator_settings(args, app=None):
+    """TranslatorSettings from the flags, falling back to the GUI's saved choices."""
+    from app.core.settings import load_settings
+    from app.core.translation import translator_settings_from
+
+    app = app or load_settings()
+    provider = args.provider or app.translation_provider
+    if not provider:
+        raise UserError("no translation backend chosen: pass --provider openai|deepl|offline (or choose one in the "
+                        "app's Translation settings). Nothing was sent anywhere.")
+    if args.context_pages is not None and not 0 <= args.context_pages <= 20:
+        raise UserError(f"--context-pages must be between 0 and 20, got {args.context_pages}")
+    if args.timeout <= 0 or args.retries < 0:
+        raise UserError("--timeout must be positive and --retries at least 0")
+    same = provider == app.translation_provider
+    chosen = replace(
+        app, translation_provider=provider,
+        translation_preset=app.translation_preset if same and not args.base_url else "",
+        translation_base_url=args.base_url or (app.translation_base_url if same else ""),
+        translation_model=args.translation_model or (app.translation_model if same else ""),
+        translation_source=args.source_lang or app.translation_source,
+        translation_target=args.target or app.translation_target,
+        translation_context_pages=app.translation_context_pages if args.context_pages is None else args.context_pages)
+    return translator_settings_from(chosen, timeout=args.timeout, max_retries=args.retries)
+
+
+def make_translator_for(settings, trust_unpinned: bool = False):
+    from app.core.keys import find_key
+    from app.translate import make_translator
+
+    key = find_key(settings.provider, settings.base_url).key if settings.provider != "offline" else None
+    return make_translator(settings, key, trust_unpinned=trust_unpinned)
+
+
+def glossary_for(project, path: str | None) -> list:
+    from app.translate.glossary import load_glossary, merge
+
+    return merge(project.glossary, load_glossary(path) if path else [])
+
+
+def translate_project(project, args, save=None, stream=None):
+    """Run the stage over `project` (modified in place, page by page); `save(project)` after
+    each page. Returns (blocks translated, blocks not translated)."""
+    from app.core.translation import TranslateOptions, translate_pages
+
+    stream = stream or sys.stderr
+    settings = translator_settings(args)
+    glossary = glossary_for(project, args.glossary)
+    translator = make_translator_for(settings, args.trust_unpinned)
+    options = TranslateOptions(context_pages=settings.context_pages, retranslate=args.retranslate,
+                               replace_edited=args.replace_edited)
+    done = left = 0
+    index = {p.name: i for i, p in enumerate(project.pages)}
+    try:
+        for outcome in translate_pages(project, translator, glossary=glossary, options=options):
+            project.pages[index[outcome.name]] = outcome.page
+            done += len(outcome.texts)
+            if outcome.texts and save is not None:
+                save(project)
+            if outcome.error or outcome.missing or (outcome.skipped and not outcome.skipped.startswith("not read")):
+                todo = sum(1 for b in outcome.page.blocks if b.needs_translation)
+                left += todo
+                why = outcome.error or outcome.skipped or f"no translation for block(s) {', '.join(outcome.missing)}"
+                print(f"hayai-desktop: page {outcome.name}: {why}", file=stream)
+            elif outcome.skipped:
+                print(f"hayai-desktop: page {outcome.name}: skipped, {outcome.skipped}", file=stream)
+    finally:
+        translator.close()
+    print(f"hayai-desktop: {done} block(s) translated with {translator.name}"
+          + (f"; {left} block(s) not translated (run again to resume)" if left else ""), file=stream)
+    return done, left
+
+
+def _is_export(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() == ".json"
+
+
+def run(args) -> int:
+    from app.core import export
+    from app.core.export_read import read_json_export
+    from app.core.project_io import open_project, save_project
+
+    path = Path(args.input)
+    if not path.exists():
+        raise UserError(f"{path}: no such JSON export, folder, archive or image")
+    translator_settings(args)  # usage errors before any work
+    if _is_export(path):
+        project, save = read_json_export(path), None
+    else:
+        project = open_project(path)
+        if not any(p.blocks for p in project.pages):
+            raise UserError(f"{path}: no text to translate in its project (no page has been read). Run "
+                            f"`hayai-desktop ocr {path}` or read the pages in the app first.")
+        save = save_project
+    out = Path(args.out) if args.out else None
+    fmt = args.format or ("txt" if out is not None and out.suffix.lower() == ".txt" else "json")
+
+    def write() -> None:
+        if out is not None:
+            (export.export_json if fmt == "json" else
+             lambda p, o: export.export_txt(p, o, translations=True))(project, out)
+        elif fmt == "json":
+            import json
+
+            sys.stdout.write(json.dumps(export.export_json_data(project), ensure_ascii=False, indent=2) + "\n")
+        else:
+            sys.stdout.write(export.export_txt_text(project, translations=True))
+        sys.stdout.flush()
+
+    try:
+        _done, left = translate_project(project, args, save=save)
+    except KeyboardInterrupt:
+        write()  # what arrived before the interruption is kept
+        raise
+    write()
+    return 1 if left else 0

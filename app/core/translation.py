@@ -1,0 +1,196 @@
+"""The translation stage: pages of a project -> machine translations, page by page.
+
+One code path for the GUI's translation worker and the `translate` / `ocr --translate`
+commands. For each page: the blocks that need a translation become segments (reading order),
+the previous `context_pages` pages' (source, translation) pairs go along as context (nearest
+last, trimmed to the token budget by the backend), and the glossary entries whose source term
+occurs on the page or in that context go with it. The result of each page is yielded at once
+(the caller saves it), so nothing already received is lost when a later page fails or the run
+is cancelled.
+
+Resume: pages already translated (every block with text has a translation) are skipped unless
+`retranslate`; on a page that is translated again, the user's own translations
+(`Block.translation_edited`) are kept unless `replace_edited`. A page that fails is reported
+with its error and the run goes on; an error that every later page would hit too (a refused
+key, an unknown model, a server that cannot be reached) ends the run, each remaining page
+reported as not attempted.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.core.document import Page, Project
+from app.core.edits import apply_machine_translations
+from app.errors import Cancelled
+from app.translate import glossary as glossaries
+from app.translate.base import (
+    ContextPage,
+    GlossaryEntry,
+    Segment,
+    TranslationError,
+    Translator,
+    TranslatorSettings,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TranslateOptions:
+    context_pages: int = 2
+    retranslate: bool = False  # translate pages that are translated already
+    replace_edited: bool = False  # replace the user's own translations too
+
+
+@dataclass(frozen=True)
+class PageOutcome:
+    """What happened to one page. `page` is the page with the translations applied (the input
+    page when nothing was applied); `texts` the block id -> machine translation received;
+    `missing` the block ids left untranslated; `error` why the page failed (None = it did not);
+    `skipped` why it was not attempted."""
+
+    name: str
+    page: Page
+    texts: Mapping[str, str] = field(default_factory=dict)
+    missing: tuple[str, ...] = ()
+    error: str | None = None
+    skipped: str | None = None
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+    translator: str = ""
+    fatal: bool = False  # the error ends the run (see the module doc)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.missing
+
+
+@dataclass(frozen=True)
+class TranslateProgress:
+    pages_done: int
+    pages_total: int
+    failed: int
+    current: str = ""
+
+
+def translator_settings_from(app, timeout: float = 60.0, max_retries: int = 2) -> TranslatorSettings:
+    """The backend settings of AppSettings' translation fields (the GUI's choices; the CLI fills
+    the same fields from its flags). An OpenAI-compatible server without a URL or model gets the
+    preset's (api.openai.com by default)."""
+    from app.translate.presets import PRESETS_BY_NAME, preset_for_url
+
+    base_url, model = app.translation_base_url, app.translation_model
+    if app.translation_provider == "openai":
+        preset = PRESETS_BY_NAME.get(app.translation_preset) or preset_for_url(base_url)
+        base_url = base_url or preset.base_url or PRESETS_BY_NAME["openai"].base_url
+        model = model or preset_for_url(base_url).model
+    return TranslatorSettings(provider=app.translation_provider, base_url=base_url, model=model,
+                              source_lang=app.translation_source, target_lang=app.translation_target or "en",
+                              context_pages=app.translation_context_pages, timeout=timeout, max_retries=max_retries)
+
+
+def pages_to_translate(project: Project, names: Sequence[str] | None = None, retranslate: bool = False) -> list[str]:
+    """The pages a run would work on: `names` (default all) minus those translated already."""
+    wanted = list(names) if names is not None else [p.name for p in project.pages]
+    by_name = {p.name: p for p in project.pages}
+    return [n for n in wanted if n in by_name and (retranslate or not by_name[n].translated)]
+
+
+def segments_of(page: Page, options: TranslateOptions) -> list[Segment]:
+    """The page's blocks to translate, in reading order."""
+    out = []
+    for b in sorted(page.blocks, key=lambda b: b.order):
+        if not b.display_text.strip():
+            continue
+        if not options.retranslate and not b.needs_translation:
+            continue
+        if b.translation_edited and not options.replace_edited:
+            continue
+        out.append(Segment(b.id, b.display_text))
+    return out
+
+
+def context_for(pages: Sequence[Page], index: int, count: int) -> list[ContextPage]:
+    """Up to `count` pages before `index` that have translated text, oldest first."""
+    out: list[ContextPage] = []
+    i = index - 1
+    while i >= 0 and len(out) < count:
+        page = pages[i]
+        pairs = tuple((b.display_text, b.translation) for b in sorted(page.blocks, key=lambda b: b.order)
+                      if b.display_text.strip() and b.translation.strip())
+        if pairs:
+            out.insert(0, ContextPage(page.name, pairs))
+        i -= 1
+    return out
+
+
+def translate_pages(project: Project, translator: Translator, names: Sequence[str] | None = None,
+                    glossary: Sequence[GlossaryEntry] = (), options: TranslateOptions | None = None,
+                    progress: Callable[[TranslateProgress], None] | None = None,
+                    cancel: Callable[[], bool] | None = None) -> Iterator[PageOutcome]:
+    """Translate `names` of `project` (default: those not translated yet), yielding each page's
+    outcome as soon as it is known. `project` is not modified; context comes from it plus the
+    pages translated earlier in this run. Raises Cancelled when `cancel()` turns True."""
+    options = options or TranslateOptions()
+    todo = pages_to_translate(project, names, options.retranslate)
+    pages = list(project.pages)
+    index_of = {p.name: i for i, p in enumerate(pages)}
+    failed = 0
+    fatal: str | None = None
+
+    def report(done: int, current: str = "") -> None:
+        if progress is not None:
+            progress(TranslateProgress(done, len(todo), failed, current))
+
+    report(0)
+    for done, name in enumerate(todo):
+        if cancel is not None and cancel():
+            raise Cancelled("cancelled")
+        i = index_of[name]
+        page = pages[i]
+        report(done, name)
+        if fatal is not None:
+            outcome = PageOutcome(name, page, skipped=f"not attempted: {fatal}")
+        elif not page.processed or page.error:
+            outcome = PageOutcome(name, page, skipped="not read yet (run detection + OCR first)" if not page.error
+                                  else f"page error: {page.error}")
+        else:
+            outcome = _translate_one(page, pages, i, translator, glossary, options, cancel)
+            if outcome.fatal:
+                fatal = outcome.error
+        if outcome.error or outcome.missing or (outcome.skipped and not outcome.skipped.startswith("not read")):
+            failed += 1
+        pages[i] = outcome.page
+        yield outcome
+    report(len(todo))
+
+
+def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
+                   glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel) -> PageOutcome:
+    segments = segments_of(page, options)
+    if not segments:
+        return PageOutcome(page.name, page, translator=translator.name)
+    context = context_for(pages, index, options.context_pages)
+    texts = [s.text for s in segments] + [src for c in context for src, _t in c.pairs]
+    terms = glossaries.relevant(glossary, texts)
+    start = time.monotonic()
+    try:
+        result = translator.translate_page(segments, context, terms, cancel=cancel, page_name=page.name)
+    except TranslationError as exc:
+        log.warning("page %s: %s", page.name, exc)
+        return PageOutcome(page.name, page, error=str(exc), seconds=time.monotonic() - start,
+                           translator=translator.name, fatal=exc.fatal)
+    except Cancelled:
+        raise
+    new_page = apply_machine_translations(page, result.texts, translator.name, options.replace_edited)
+    for note in result.notes:
+        log.info("page %s: %s", page.name, note)
+    return PageOutcome(page.name, new_page, dict(result.texts), tuple(result.missing), None, None, result.requests,
+                       result.prompt_tokens, result.completion_tokens, time.monotonic() - start, tuple(result.notes),
+                       translator.name)

@@ -1,0 +1,203 @@
+"""The Translation settings dialog: backend, preset, base URL, model, key, languages, context
+pages, glossary file, and "Test connection" (lists the server's models).
+
+Nothing is sent anywhere until the user presses Test connection or runs a translation with a
+backend chosen here. The key is stored with `keyring` (or, where none works, in a file only the
+user can read: the dialog says which); it never goes into settings.json.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.translate.languages import LANGUAGES
+from app.translate.presets import PRESETS, PRESETS_BY_NAME, preset_for_url
+
+BACKENDS = (("openai", "OpenAI-compatible server (hosted or local LLM)"), ("deepl", "DeepL"),
+            ("offline", "Offline: MarianMT on this computer (Japanese/Korean/Chinese to English)"))
+
+
+class TranslationSettingsDialog(QDialog):
+    """Edits the translation fields of AppSettings; `values()` are the new fields and
+    `typed_key()` the key typed (None = unchanged). `test_requested` is wired by the window."""
+
+    def __init__(self, settings, key_state, parent=None):
+        """key_state(provider, base_url) -> str: where the key comes from now (for the hint)."""
+        super().__init__(parent)
+        self.setWindowTitle("Translation settings")
+        self._key_state = key_state
+        self.backend = QComboBox()
+        for key, label in BACKENDS:
+            self.backend.addItem(label, key)
+        self.preset = QComboBox()
+        for p in PRESETS:
+            self.preset.addItem(p.label, p.name)
+        self.base_url = QLineEdit()
+        self.base_url.setPlaceholderText("https://… /v1")
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.setMinimumContentsLength(24)
+        self.key = QLineEdit()
+        self.key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_hint = QLabel()
+        self.key_hint.setWordWrap(True)
+        self.source = QComboBox()
+        self.source.addItem("Detect", "")
+        self.target = QComboBox()
+        self.target.setEditable(True)
+        for code, name in LANGUAGES.items():
+            self.source.addItem(f"{name} ({code})", code)
+            self.target.addItem(f"{name} ({code})", code)
+        self.context = QSpinBox()
+        self.context.setRange(0, 20)
+        self.context.setSuffix(" page(s)")
+        self.context.setToolTip("Previous pages sent with each page so that names and tone carry over")
+        self.glossary_file = QLineEdit()
+        self.glossary_file.setPlaceholderText("optional: TSV, 'a -> b # note' lines or JSON")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse_glossary)
+        glossary_row = QHBoxLayout()
+        glossary_row.addWidget(self.glossary_file, 1)
+        glossary_row.addWidget(browse)
+        self.test_button = QPushButton("Test connection")
+        self.test_result = QLabel()
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        form = QFormLayout()
+        form.addRow("Backend", self.backend)
+        form.addRow("Preset", self.preset)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", self.model)
+        form.addRow("API key", self.key)
+        form.addRow("", self.key_hint)
+        form.addRow("From", self.source)
+        form.addRow("To", self.target)
+        form.addRow("Context", self.context)
+        glossary_widget = QWidget()
+        glossary_widget.setLayout(glossary_row)
+        glossary_row.setContentsMargins(0, 0, 0, 0)
+        form.addRow("Glossary file", glossary_widget)
+        self.form = form
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.test_result, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addLayout(test_row)
+        lay.addWidget(buttons)
+        self.resize(620, 0)
+
+        self._load(settings)
+        self.backend.currentIndexChanged.connect(lambda _i: self._update())
+        self.preset.activated.connect(lambda _i: self._apply_preset())
+        self.base_url.editingFinished.connect(self._update)
+
+    # -- values ------------------------------------------------------------------------------
+    def _load(self, s) -> None:
+        provider = s.translation_provider or "openai"
+        self.backend.setCurrentIndex(max(0, self.backend.findData(provider)))
+        preset = s.translation_preset or (preset_for_url(s.translation_base_url).name if s.translation_base_url
+                                          else "openai")
+        self.preset.setCurrentIndex(max(0, self.preset.findData(preset)))
+        self.base_url.setText(s.translation_base_url or (PRESETS_BY_NAME[preset].base_url if provider == "openai"
+                                                         else ""))
+        self.model.setEditText(s.translation_model or (PRESETS_BY_NAME[preset].model if provider == "openai" else ""))
+        self.source.setCurrentIndex(max(0, self.source.findData(s.translation_source)))
+        i = self.target.findData(s.translation_target)
+        if i >= 0:
+            self.target.setCurrentIndex(i)
+        else:
+            self.target.setEditText(s.translation_target)
+        self.context.setValue(s.translation_context_pages)
+        self.glossary_file.setText(s.translation_glossary_file)
+        self._update()
+
+    def values(self) -> dict:
+        """The AppSettings translation fields as set in the dialog."""
+        target = self.target.currentData() if self.target.currentText() == self.target.itemText(
+            self.target.currentIndex()) else self.target.currentText().strip()
+        return {
+            "translation_provider": self.backend.currentData(),
+            "translation_preset": self.preset.currentData() if self.backend.currentData() == "openai" else "",
+            "translation_base_url": self.base_url.text().strip(),
+            "translation_model": self.model.currentText().strip(),
+            "translation_source": self.source.currentData(),
+            "translation_target": target or "en",
+            "translation_context_pages": self.context.value(),
+            "translation_glossary_file": self.glossary_file.text().strip(),
+        }
+
+    def typed_key(self) -> str | None:
+        """The key typed in the field (None when the field was left empty: keep the stored one)."""
+        return self.key.text().strip() or None
+
+    def translator_settings(self):
+        """TranslatorSettings for "Test connection" with what the dialog shows now."""
+        from app.core.settings import AppSettings
+        from app.core.translation import translator_settings_from
+
+        return translator_settings_from(replace(AppSettings(), **self.values()))
+
+    # -- behaviour ---------------------------------------------------------------------------
+    def _apply_preset(self) -> None:
+        preset = PRESETS_BY_NAME[self.preset.currentData()]
+        if preset.base_url:
+            self.base_url.setText(preset.base_url)
+        self.model.clear()
+        self.model.setEditText(preset.model)
+        self._update()
+
+    def _update(self) -> None:
+        provider = self.backend.currentData()
+        openai = provider == "openai"
+        for widget in (self.preset, self.model):
+            widget.setEnabled(openai or (widget is self.model and provider == "offline"))
+        self.base_url.setEnabled(provider != "offline")
+        self.base_url.setPlaceholderText("https://… /v1" if openai else "default: DeepL's own server")
+        self.key.setEnabled(provider != "offline" and not (openai and PRESETS_BY_NAME.get(
+            self.preset.currentData(), PRESETS[0]).local))
+        self.model.lineEdit().setPlaceholderText("" if openai else "default: the store's model for the languages")
+        self.key_hint.setText(self._key_state(provider, self.base_url.text().strip()) if provider != "offline"
+                              else "No key: the model runs on this computer (download it in the model manager).")
+
+    def _browse_glossary(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Glossary file", self.glossary_file.text(),
+                                              "Glossaries (*.tsv *.txt *.json);;All files (*)")
+        if path:
+            self.glossary_file.setText(path)
+
+    def show_models(self, models: list[str]) -> None:
+        """Test connection succeeded: list what the server offers, offer them in the model box."""
+        current = self.model.currentText()
+        if self.backend.currentData() == "openai":
+            self.model.clear()
+            self.model.addItems(models)
+            self.model.setEditText(current)
+        shown = ", ".join(models[:12]) + (f" … ({len(models)} in all)" if len(models) > 12 else "")
+        missing = (f"<br><b>{current!r} is not among them.</b>" if self.backend.currentData() == "openai" and current
+                   and current not in models else "")
+        self.test_result.setText(f"<span style='color:#1a7f37'>Connected.</span> {shown}{missing}")
+
+    def show_error(self, message: str) -> None:
+        from html import escape
+
+        self.test_result.setText(f"<span style='color:#b42318'>{escape(message)}</span>")

@@ -1,0 +1,313 @@
+"""Loopback stand-ins for the translation servers, for the tests and benchmarks.
+
+`FakeLLM`: an OpenAI-compatible server (POST /v1/chat/completions, GET /v1/models) on
+127.0.0.1 (random port). It reads the last user message as the contract's JSON object and
+answers {"translations": [...]} by id, translating with `fake_translate` (kana to romaji, the
+request's glossary applied first), so tests can check which translation went to which block.
+Each request takes the next behaviour from `script` (then `default`):
+  ok, reverse (ids in reverse order), fence (prose + ```json fences), drop (the last id left
+  out), unknown (the last id replaced by a made-up one), garbage (prose, no JSON),
+  truncated (JSON cut in the middle), rate_limit (429 + Retry-After: `retry_after`),
+  slow (answers after `delay` seconds), error500, refuse_schema (400 when a JSON schema
+  response_format is asked for, then ok).
+It checks `Authorization: Bearer <key>` (401 otherwise, echoing the key's first characters
+as OpenAI does) and records every request (`seen`: path, headers, JSON body).
+
+`FakeDeepL`: POST /v2/translate, POST /v2/glossaries, DELETE /v2/glossaries/ID with
+`Authorization: DeepL-Auth-Key <key>`; the same `fake_translate`, the glossary applied.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_KANA = {
+    "あ": "a", "い": "i", "う": "u", "え": "e", "お": "o", "か": "ka", "き": "ki", "く": "ku", "け": "ke",
+    "こ": "ko", "さ": "sa", "し": "shi", "す": "su", "せ": "se", "そ": "so", "た": "ta", "ち": "chi",
+    "つ": "tsu", "て": "te", "と": "to", "な": "na", "に": "ni", "ぬ": "nu", "ね": "ne", "の": "no",
+    "は": "ha", "ひ": "hi", "ふ": "fu", "へ": "he", "ほ": "ho", "ま": "ma", "み": "mi", "む": "mu",
+    "め": "me", "も": "mo", "や": "ya", "ゆ": "yu", "よ": "yo", "ら": "ra", "り": "ri", "る": "ru",
+    "れ": "re", "ろ": "ro", "わ": "wa", "を": "wo", "ん": "n", "が": "ga", "ぎ": "gi", "ぐ": "gu",
+    "げ": "ge", "ご": "go", "ざ": "za", "じ": "ji", "ず": "zu", "ぜ": "ze", "ぞ": "zo", "だ": "da",
+    "で": "de", "ど": "do", "ば": "ba", "び": "bi", "ぶ": "bu", "べ": "be", "ぼ": "bo", "ぱ": "pa",
+    "ぴ": "pi", "ぷ": "pu", "ぺ": "pe", "ぽ": "po", "っ": "'", "ゃ": "ya", "ゅ": "yu", "ょ": "yo",
+    "ー": "-", "。": ".", "、": ",", "！": "!", "？": "?", "…": "...", "「": '"', "」": '"',
+}
+
+
+def fake_translate(text: str, glossary: dict[str, str] | None = None) -> str:
+    """Deterministic "translation": glossary terms replaced, kana romanized (katakana too)."""
+    for source, target in sorted((glossary or {}).items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(source, f" {target} ")
+    out = []
+    for ch in text:
+        if "\u30a1" <= ch <= "\u30f6":
+            ch = chr(ord(ch) - 0x60)
+        out.append(_KANA.get(ch, ch))
+    words = " ".join("".join(out).split())
+    return words[:1].upper() + words[1:]
+
+
+def estimate_tokens(text: str) -> int:
+    wide = sum(1 for c in text if ord(c) >= 0x2E80)
+    return wide + -(-(len(text) - wide) // 4)
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+    body: dict | None
+    behaviour: str = ""
+    at: float = field(default_factory=time.monotonic)  # when the request arrived
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, owner, handler):
+        super().__init__(("127.0.0.1", 0), handler)
+        self.owner = owner
+
+
+class _Base:
+    def __init__(self, handler):
+        self.seen: list[Seen] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._server = _Server(self, handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-server", daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # small header + body writes: no 40 ms delayed-ACK stall
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def _send(self, status: int, payload, headers=None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout, cancel)
+
+
+@dataclass
+class FakeLLM(_Base):
+    key: str = "sk-test-0123456789abcdef-SECRET"
+    models: tuple[str, ...] = ("test-model", "other-model")
+    default: str = "ok"
+    script: list[str] = field(default_factory=list)
+    retry_after: str = "0.2"
+    delay: float = 5.0
+
+    def __post_init__(self):
+        _Base.__init__(self, _LLMHandler)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def chats(self) -> list[Seen]:
+        return [s for s in self.seen if s.path.endswith("/chat/completions")]
+
+    def next_behaviour(self) -> str:
+        with self._lock:
+            return self.script.pop(0) if self.script else self.default
+
+
+def _page_of(body: dict) -> dict:
+    return json.loads(body["messages"][-1]["content"])
+
+
+class _LLMHandler(_Handler):
+    def _authorized(self, owner) -> bool:
+        got = self.headers.get("Authorization", "")
+        if got == f"Bearer {owner.key}":
+            return True
+        shown = got.removeprefix("Bearer ")[:8]
+        self._send(401, {"error": {"message": f"Incorrect API key provided: {shown}***", "type": "invalid_request_error",
+                                   "code": "invalid_api_key"}})
+        return False
+
+    def do_GET(self):
+        owner = self.server.owner
+        owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, None))
+        if not self._authorized(owner):
+            return
+        if self.path.rstrip("/").endswith("/models"):
+            self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"}
+                                                        for m in owner.models]})
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self):
+        owner = self.server.owner
+        body = self._body()
+        behaviour = owner.next_behaviour()
+        owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, behaviour))
+        if not self._authorized(owner):
+            return
+        if not self.path.endswith("/chat/completions") or not isinstance(body, dict):
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        if body.get("model") not in owner.models:
+            self._send(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
+            return
+        if behaviour == "rate_limit":
+            self._send(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": owner.retry_after})
+            return
+        if behaviour == "error500":
+            self._send(500, {"error": {"message": "internal error"}})
+            return
+        if behaviour == "refuse_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
+            self._send(400, {"error": {"message": "response_format json_schema is not supported by this server"}})
+            return
+        if behaviour == "slow" and owner._stop.wait(owner.delay):
+            self.close_connection = True  # stopped: drop the request without an answer
+            return
+        self._send(200, self._completion(body, behaviour))
+
+    def _completion(self, body: dict, behaviour: str) -> dict:
+        page = _page_of(body)
+        terms = {g["source"]: g["target"] for g in page.get("glossary", [])}
+        items = [{"id": s["id"], "text": fake_translate(s["text"], terms)} for s in page["segments"]]
+        if behaviour == "reverse":
+            items.reverse()
+        if behaviour in ("drop", "unknown") and items:
+            last = items.pop()
+            if behaviour == "unknown":
+                items.append({"id": last["id"] + "x", "text": last["text"]})
+        content = json.dumps({"translations": items}, ensure_ascii=False)
+        if behaviour == "fence":
+            content = f"Sure! Here is the translation:\n```json\n{content}\n```\nLet me know if you need more."
+        elif behaviour == "garbage":
+            content = "I'm sorry, but I can't help with translating this page."
+        elif behaviour == "truncated":
+            content = content[: int(len(content) * 0.6)]
+        prompt = sum(estimate_tokens(m.get("content") or "") + 4 for m in body["messages"])
+        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": estimate_tokens(content),
+                          "total_tokens": prompt + estimate_tokens(content)}}
+
+
+@dataclass
+class FakeDeepL(_Base):
+    key: str = "deepl-test-key-0123456789:fx"
+    default: str = "ok"
+    script: list[str] = field(default_factory=list)
+    glossaries: dict[str, dict] = field(default_factory=dict)
+    delay: float = 5.0
+
+    def __post_init__(self):
+        _Base.__init__(self, _DeepLHandler)
+
+    @property
+    def server_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def next_behaviour(self) -> str:
+        with self._lock:
+            return self.script.pop(0) if self.script else self.default
+
+
+class _DeepLHandler(_Handler):
+    def _authorized(self, owner) -> bool:
+        if self.headers.get("Authorization") == f"DeepL-Auth-Key {owner.key}":
+            return True
+        self._send(403, {"message": "Wrong endpoint or invalid auth key"})
+        return False
+
+    def do_POST(self):
+        owner = self.server.owner
+        body = self._body() or {}
+        behaviour = owner.next_behaviour()
+        owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, behaviour))
+        if not self._authorized(owner):
+            return
+        if self.path.rstrip("/") == "/v2/glossaries":
+            gid = f"g{len(owner.glossaries) + 1}"
+            entries = dict(line.split("\t", 1) for line in body.get("entries", "").splitlines() if "\t" in line)
+            owner.glossaries[gid] = entries
+            self._send(201, {"glossary_id": gid, "name": body.get("name"), "ready": True,
+                             "source_lang": body.get("source_lang"), "target_lang": body.get("target_lang"),
+                             "creation_time": "2026-01-01T00:00:00.000Z", "entry_count": len(entries)})
+            return
+        if self.path.rstrip("/") != "/v2/translate":
+            self._send(404, {"message": "not found"})
+            return
+        if behaviour == "rate_limit":
+            self._send(429, {"message": "Too many requests"})
+            return
+        if behaviour == "slow" and owner._stop.wait(owner.delay):
+            self.close_connection = True
+            return
+        terms = owner.glossaries.get(body.get("glossary_id") or "", {})
+        texts = body.get("text") or []
+        if behaviour == "short":
+            texts = texts[:-1]
+        self._send(200, {"translations": [{"detected_source_language": "JA", "text": fake_translate(t, terms),
+                                           "billed_characters": len(t)} for t in texts]})
+
+    def do_DELETE(self):
+        owner = self.server.owner
+        owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, None))
+        if not self._authorized(owner):
+            return
+        gid = self.path.rstrip("/").rsplit("/", 1)[-1]
+        if owner.glossaries.pop(gid, None) is None:
+            self._send(404, {"message": "Glossary not found"})
+            return
+        try:
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def ids_in_order(seen: Seen) -> list[str]:
+    """Segment ids of a recorded chat request's page message."""
+    return [s["id"] for s in _page_of(seen.body)["segments"]]
+
+

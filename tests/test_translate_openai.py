@@ -1,0 +1,186 @@
+"""The OpenAI-compatible backend against the loopback server (tests/llm_server.py): mapping by
+id whatever the answer's shape, one retry for missing ids, rate limits, timeouts, a server that
+is down, garbage, a refused key, cancel mid-request, and the key only in the Authorization header."""
+import logging
+import threading
+import time
+
+import pytest
+
+from app.errors import Cancelled
+from app.translate import Segment, TranslationError, TranslatorSettings, make_translator
+from tests.llm_server import FakeLLM, fake_translate, ids_in_order
+
+SEGMENTS = [Segment("b1", "タナカさん、おはよう！"), Segment("x9", "おはよう、ユキ。"), Segment("m3", "ありがとう")]
+EXPECTED = {s.id: fake_translate(s.text) for s in SEGMENTS}
+
+
+def translator(server, **kw):
+    values = dict(base_url=server.base_url, model="test-model", timeout=3.0, max_retries=1, source_lang="ja")
+    values.update(kw)
+    return make_translator(TranslatorSettings(**values), server.key)
+
+
+@pytest.mark.parametrize("behaviour", ["ok", "reverse", "fence"])
+def test_translations_map_by_id(fake_llm, behaviour):
+    fake_llm.default = behaviour
+    tr = translator(fake_llm)
+    try:
+        result = tr.translate_page(SEGMENTS, page_name="001.png")
+    finally:
+        tr.close()
+    assert dict(result.texts) == EXPECTED and result.missing == ()
+    assert result.requests == 1 and result.prompt_tokens > 0
+    assert ids_in_order(fake_llm.chats()[0]) == ["b1", "b2", "b3"]  # reading order, request ids
+
+
+def test_a_dropped_id_is_asked_again_once(fake_llm):
+    fake_llm.script = ["drop"]
+    tr = translator(fake_llm)
+    result = tr.translate_page(SEGMENTS)
+    tr.close()
+    assert dict(result.texts) == EXPECTED and result.requests == 2
+    assert ids_in_order(fake_llm.chats()[1]) == ["b3"]  # the retry asks for exactly the missing id
+    assert "missing" in result.notes[0]
+
+
+def test_still_missing_ids_are_reported_never_shifted(fake_llm):
+    fake_llm.default = "unknown"  # every answer drops the last id and invents another
+    tr = translator(fake_llm)
+    result = tr.translate_page(SEGMENTS)
+    tr.close()
+    assert result.missing == ("m3",) and "m3" not in result.texts
+    assert dict(result.texts) == {k: v for k, v in EXPECTED.items() if k != "m3"}
+    assert result.requests == 2  # one retry, no more
+    assert any("unknown ids" in n for n in result.notes)
+
+
+def test_garbage_once_is_retried_and_garbage_twice_fails_the_page(fake_llm):
+    fake_llm.script = ["garbage"]
+    tr = translator(fake_llm)
+    assert dict(tr.translate_page(SEGMENTS).texts) == EXPECTED
+    fake_llm.script = ["garbage", "garbage"]
+    with pytest.raises(TranslationError, match="not the JSON asked for") as err:
+        tr.translate_page(SEGMENTS, page_name="007.png")
+    tr.close()
+    assert not err.value.fatal and "007.png" in str(err.value) and "sorry" in str(err.value)
+
+
+def test_truncated_answer_keeps_what_is_complete(fake_llm):
+    fake_llm.script = ["truncated"]
+    tr = translator(fake_llm)
+    result = tr.translate_page(SEGMENTS)
+    tr.close()
+    assert dict(result.texts) == EXPECTED and result.requests == 2
+
+
+def test_rate_limit_waits_for_retry_after(fake_llm):
+    fake_llm.retry_after = "0.6"
+    fake_llm.script = ["rate_limit"]
+    tr = translator(fake_llm)
+    start = time.monotonic()
+    result = tr.translate_page(SEGMENTS)
+    took = time.monotonic() - start
+    tr.close()
+    assert dict(result.texts) == EXPECTED
+    behaviours = [s.behaviour for s in fake_llm.chats()]
+    assert behaviours == ["rate_limit", "ok"]
+    gap = fake_llm.chats()[1].at - fake_llm.chats()[0].at
+    assert gap >= 0.55 and took >= 0.55  # Retry-After honoured, not the client's 0.5 s default
+
+
+def test_rate_limit_after_the_retries_fails_only_that_page(fake_llm):
+    fake_llm.script = ["rate_limit"] * 2
+    tr = translator(fake_llm, max_retries=1)
+    with pytest.raises(TranslationError, match="429") as err:
+        tr.translate_page(SEGMENTS)
+    assert not err.value.fatal
+    assert dict(tr.translate_page(SEGMENTS).texts) == EXPECTED  # the next page goes through
+    tr.close()
+
+
+def test_timeout_is_reported_with_the_server(fake_llm):
+    fake_llm.default = "slow"
+    fake_llm.delay = 5.0
+    tr = translator(fake_llm, timeout=0.4, max_retries=0)
+    start = time.monotonic()
+    with pytest.raises(TranslationError, match=r"no answer within 0.4 s") as err:
+        tr.translate_page(SEGMENTS)
+    tr.close()
+    assert time.monotonic() - start < 3 and "127.0.0.1" in str(err.value) and not err.value.fatal
+
+
+def test_server_down_is_fatal_and_clear():
+    server = FakeLLM()
+    url, key = server.base_url, server.key
+    server.close()
+    tr = make_translator(TranslatorSettings(base_url=url, model="test-model", timeout=2, max_retries=0), key)
+    with pytest.raises(TranslationError, match="cannot connect") as err:
+        tr.translate_page(SEGMENTS)
+    tr.close()
+    assert err.value.fatal and url.split("/v1")[0] in str(err.value)
+
+
+def test_wrong_key_is_fatal_and_never_echoed(fake_llm):
+    wrong = "sk-wrong-ABCDEFGHIJKLMNOP"
+    tr = make_translator(TranslatorSettings(base_url=fake_llm.base_url, model="test-model", max_retries=0), wrong)
+    with pytest.raises(TranslationError, match="refused the API key") as err:
+        tr.translate_page(SEGMENTS)
+    tr.close()
+    assert err.value.fatal and "sk-wrong" not in str(err.value) and "ABCDEFGH" not in str(err.value)
+
+
+def test_unknown_model_is_fatal(fake_llm):
+    tr = translator(fake_llm, model="no-such-model")
+    with pytest.raises(TranslationError, match="not found") as err:
+        tr.translate_page(SEGMENTS)
+    tr.close()
+    assert err.value.fatal
+
+
+def test_refused_json_schema_falls_back_and_remembers(fake_llm):
+    fake_llm.default = "refuse_schema"
+    tr = translator(fake_llm, structured="schema")
+    assert dict(tr.translate_page(SEGMENTS).texts) == EXPECTED
+    assert dict(tr.translate_page(SEGMENTS).texts) == EXPECTED
+    tr.close()
+    formats = [(s.body.get("response_format") or {}).get("type") for s in fake_llm.chats()]
+    assert formats == ["json_schema", "json_object", "json_object"]
+
+
+def test_cancel_stops_within_a_second_mid_request(fake_llm):
+    fake_llm.default = "slow"
+    fake_llm.delay = 20.0
+    tr = translator(fake_llm, timeout=30.0)
+    flag = threading.Event()
+    threading.Timer(0.3, flag.set).start()
+    start = time.monotonic()
+    with pytest.raises(Cancelled):
+        tr.translate_page(SEGMENTS, cancel=flag.is_set)
+    assert time.monotonic() - start < 1.3  # 0.3 s until cancel + well under a second
+    tr.close()
+    assert len(fake_llm.chats()) == 1  # the request was in flight
+
+
+def test_test_connection_lists_models(fake_llm):
+    tr = translator(fake_llm)
+    assert tr.list_models() == ["other-model", "test-model"]
+    tr.close()
+
+
+def test_key_goes_only_into_the_authorization_header(fake_llm, caplog):
+    caplog.set_level(logging.DEBUG)
+    fake_llm.script = ["drop", "ok", "rate_limit"]
+    fake_llm.retry_after = "0.05"
+    tr = translator(fake_llm)
+    tr.translate_page(SEGMENTS)
+    tr.translate_page(SEGMENTS)
+    tr.list_models()
+    tr.close()
+    assert len(fake_llm.seen) == 5
+    for seen in fake_llm.seen:
+        assert seen.headers["authorization"] == f"Bearer {fake_llm.key}"
+        others = {k: v for k, v in seen.headers.items() if k != "authorization"}
+        assert fake_llm.key not in repr(others) + seen.path + repr(seen.body)
+    assert caplog.records and fake_llm.key not in caplog.text
+    assert fake_llm.key[:8] not in caplog.text

@@ -1,0 +1,210 @@
+"""Machine translation in the window, against the loopback OpenAI-compatible server: nothing
+sent before a backend is chosen, translate all with progress and per-page undo, resume, hand
+edits kept and the machine text restorable, cancel within a second, the glossary dialog, and
+Test connection in the settings dialog."""
+import json
+import time
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from app.core.document import Block
+from app.core.project_io import load_project
+from app.translate.base import GlossaryEntry
+from app.ui import session
+from tests.llm_server import fake_translate
+
+TEXTS = {"page-001.png": ["タナカさん、おはよう！", "おはよう、ユキ。"], "page-002.png": ["ユキ、まって！"],
+         "page-003.png": ["ありがとう", "さようなら"]}
+
+
+def read_pages(w):
+    """Blocks on every page through the undo stack, as if detection + OCR had run."""
+    for name, lines in TEXTS.items():
+        blocks = tuple(Block(id=f"b{i + 1}", order=i + 1, kind="bubble", box=(20 + 100 * i, 30, 90 + 100 * i, 200),
+                             vertical=True, ocr_text=t) for i, t in enumerate(lines))
+        w.edit(lambda p, b=blocks: replace(p, blocks=b, processed=True), "read", page=name)
+
+
+def choose_backend(w, server, **extra):
+    w.update_settings(translation_provider="openai", translation_preset="custom", translation_base_url=server.base_url,
+                      translation_model="test-model", translation_target="en", **extra)
+
+
+def translating_window(make_window, pages, server, monkeypatch):
+    """A window on the pages, every page read, the loopback server chosen with its key in the env."""
+    monkeypatch.setenv("OPENAI_API_KEY", server.key)
+    w = make_window()
+    session.open_path(w, pages)
+    read_pages(w)
+    choose_backend(w, server)
+    return w
+
+
+def run_and_wait(w, qtbot, start, timeout=15000):
+    with qtbot.waitSignal(w.translation.run_finished, timeout=timeout) as blocker:
+        assert start()
+    return blocker.args[0]
+
+
+def test_nothing_is_sent_before_a_backend_is_chosen(make_window, pages, fake_llm, qtbot):
+    w = make_window()
+    session.open_path(w, pages)
+    read_pages(w)
+    w.questions.answers["translation_settings"] = None  # the settings dialog opens; the user cancels it
+    assert w.translation.translate_all() == 0
+    assert fake_llm.seen == [] and w.settings.translation_provider == "" and not w.translation.busy()
+    # once chosen there, the run goes to that server
+    values = {"translation_provider": "openai", "translation_preset": "custom",
+              "translation_base_url": fake_llm.base_url, "translation_model": "test-model"}
+    w.questions.answers["translation_settings"] = (values, fake_llm.key)
+    assert run_and_wait(w, qtbot, w.translation.translate_all) == "done"
+    assert len(fake_llm.chats()) == 3 and w.doc.page("page-003.png").translated
+
+
+def test_translate_all_resume_undo_and_hand_edits(make_window, pages, fake_llm, qtbot, monkeypatch):
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
+    # Ctrl+T translates the page shown, through the toolbar/menu action
+    w.show_page("page-002.png")
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow, timeout=5000)
+    w.view.setFocus()
+    with qtbot.waitSignal(w.translation.run_finished, timeout=15000):
+        QTest.keyClick(w, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    assert w.doc.page("page-002.png").blocks[0].translation == fake_translate("ユキ、まって！")
+    # translate all: only the pages not translated yet
+    fake_llm.seen.clear()
+    assert run_and_wait(w, qtbot, w.translation.translate_all) == "done"
+    sent = [json.loads(s.body["messages"][-1]["content"])["page"] for s in fake_llm.chats()]
+    assert sent == ["page-001.png", "page-003.png"]
+    for name, lines in TEXTS.items():
+        assert [b.translation for b in w.doc.page(name).blocks] == [fake_translate(t) for t in lines]
+    assert "Translated: 4 block(s) on 2 page(s)" in w.translation.status.text()
+    # the context of page 3 held page 2 (translated in the first run)
+    assert json.loads(fake_llm.chats()[1].body["messages"][-2]["content"])["translations"][0]["text"] == \
+        fake_translate("ユキ、まって！")
+    # saved as they arrived: the autosave holds the translations
+    from app.core.project_io import autosave_path_for
+
+    saved = load_project(autosave_path_for(w.doc.source))
+    assert saved.pages[2].blocks[1].translation == fake_translate("さようなら")
+    # one undo step per page
+    w.undo_stack.undo()
+    assert w.doc.page("page-003.png").blocks[0].translation == ""
+    w.undo_stack.redo()
+    # the side panel shows the machine translation; a hand edit is undoable and kept by later runs
+    w.show_page("page-001.png")
+    w.view.select_block("b1")
+    w.panel.select_block("b1")
+    assert w.panel.translation_edit.toPlainText() == fake_translate("タナカさん、おはよう！")
+    assert "Machine (test-model @ " in w.panel.machine.text()
+    w.panel.translation_edit.setPlainText("Morning, Mr. Tanaka!")
+    w.panel.flush()
+    block = w.doc.page("page-001.png").block("b1")
+    assert block.translation == "Morning, Mr. Tanaka!" and block.translation_edited
+    assert w.panel.restore_translation_button.isEnabled()
+    w.questions.answers["translate_again"] = True
+    assert run_and_wait(w, qtbot, w.translation.translate_all) == "done"
+    assert w.doc.page("page-001.png").block("b1").translation == "Morning, Mr. Tanaka!"
+    # the machine text is restorable (and that is undoable too)
+    w.panel.restore_translation_button.click()
+    assert w.doc.page("page-001.png").block("b1").translation == fake_translate("タナカさん、おはよう！")
+    w.undo_stack.undo()
+    assert w.doc.page("page-001.png").block("b1").translation == "Morning, Mr. Tanaka!"
+    # asked explicitly, a run replaces the hand edit
+    assert run_and_wait(w, qtbot, lambda: w.translation.translate_current(replace_edited=True)) == "done"
+    assert w.doc.page("page-001.png").block("b1").translation == fake_translate("タナカさん、おはよう！")
+
+
+def test_cancel_stops_within_a_second_and_keeps_what_arrived(make_window, pages, fake_llm, qtbot, monkeypatch):
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
+    fake_llm.script = ["ok", "slow"]
+    fake_llm.delay = 30.0
+    with qtbot.waitSignal(w.translation.run_finished, timeout=15000) as blocker:
+        w.translation.translate_all()
+        qtbot.waitUntil(lambda: len(fake_llm.chats()) == 2, timeout=10000)
+        qtbot.wait(200)
+        start = time.monotonic()
+        w.action_cancel()  # Esc
+    assert blocker.args == ["cancelled"] and time.monotonic() - start < 1.0
+    assert w.doc.page("page-001.png").translated and not w.doc.page("page-002.png").translated
+    fake_llm.close()  # the abandoned request
+
+
+def test_failures_are_reported_per_page(make_window, pages, fake_llm, qtbot, monkeypatch):
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
+    fake_llm.script = ["garbage", "garbage"]  # page 1 twice garbage; pages 2, 3 fine
+    assert run_and_wait(w, qtbot, w.translation.translate_all) == "done"
+    assert not w.doc.page("page-001.png").translated and w.doc.page("page-003.png").translated
+    assert w.notice.isVisible() and "page-001.png" in w.notice.label.text()
+
+
+def test_glossary_dialog_add_from_block_import_export_undo(make_window, pages, qtbot, tmp_path):
+    w = make_window()
+    session.open_path(w, pages)
+    read_pages(w)
+    w.show_page("page-002.png")
+    w.view.select_block("b1")
+    w.panel.select_block("b1")
+
+    def fill(dialog):
+        assert dialog.from_block.isEnabled()
+        dialog.from_block.click()
+        row = dialog.table.rowCount() - 1
+        assert dialog.table.item(row, 0).text() == "ユキ、まって！"
+        dialog.table.item(row, 0).setText("ユキ")
+        dialog.table.item(row, 1).setText("Yuki")
+        (tmp_path / "in.txt").write_text("タナカ -> Tanaka  # surname\nユキ -> Snow\n", encoding="utf-8")
+        assert dialog.import_file(tmp_path / "in.txt") == 1  # ユキ is in the table already
+        dialog.export_file(tmp_path / "out.json")
+        return True
+
+    w.questions.answers["glossary"] = fill
+    w.translation.open_glossary()
+    expected = [GlossaryEntry("ユキ", "Yuki"), GlossaryEntry("タナカ", "Tanaka", "surname")]
+    assert w.doc.project.glossary == expected
+    assert json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))[1] == {
+        "source": "タナカ", "target": "Tanaka", "note": "surname"}
+    assert w.is_dirty()
+    assert session.save(w)
+    assert load_project(session_project_file(w)).glossary == expected  # saved in the project file
+    w.undo_stack.undo()
+    assert w.doc.project.glossary == []
+
+
+def session_project_file(w):
+    from app.core.project_io import find_project_file
+
+    return find_project_file(w.doc.source)
+
+
+def test_settings_dialog_tests_the_connection(make_window, fake_llm, qtbot):
+    from app.core import keys
+    from app.ui.translate_control import _key_state
+    from app.ui.translate_settings_dialog import TranslationSettingsDialog
+
+    w = make_window()
+    choose_backend(w, fake_llm)
+    dialog = TranslationSettingsDialog(w.settings, _key_state, w)
+    qtbot.addWidget(dialog)
+    assert dialog.base_url.text() == fake_llm.base_url and dialog.model.currentText() == "test-model"
+    dialog.key.setText(fake_llm.key)
+    with qtbot.waitSignal(w.translation.probe_finished, timeout=10000) as blocker:
+        w.translation._dialog = dialog
+        w.translation.probe_finished.connect(w.translation._show_probe)
+        w.translation.probe(dialog.translator_settings(), dialog.typed_key())
+    assert blocker.args[0] == ["other-model", "test-model"]
+    assert "Connected" in dialog.test_result.text()
+    assert [dialog.model.itemText(i) for i in range(dialog.model.count())] == ["other-model", "test-model"]
+    # a wrong key: the error is shown, without the key
+    dialog.key.setText("sk-wrong-key-123456")
+    with qtbot.waitSignal(w.translation.probe_finished, timeout=10000) as blocker:
+        w.translation.probe(dialog.translator_settings(), dialog.typed_key())
+    assert "refused the API key" in dialog.test_result.text() and "sk-wrong" not in dialog.test_result.text()
+    w.translation.probe_finished.disconnect(w.translation._show_probe)
+    # presets fill the URL; a local one needs no key
+    dialog.preset.setCurrentIndex(dialog.preset.findData("ollama"))
+    dialog._apply_preset()
+    assert dialog.base_url.text() == "http://localhost:11434/v1" and not dialog.key.isEnabled()
+    assert not keys.find_key("openai", fake_llm.base_url).key  # nothing stored until OK
