@@ -80,3 +80,20 @@ def ocr_exports(library: Path, out: Path, threads: int | None = None) -> dict[st
 def ocr_reference(library, tmp_path_factory) -> dict[str, dict]:
     """`ocr` on each volume, in this process (torch on its default threads)."""
     return ocr_exports(library, tmp_path_factory.mktemp("ocr-reference"))
+
+
+@pytest.fixture
+def pages_read(monkeypatch) -> list[tuple[str, str]]:
+    """(source folder or archive name, page name) of every page the pipeline reads from now on."""
+    from app.core.pipeline import Pipeline
+
+    seen = []
+    original = Pipeline.process
+
+    def spy(self, source, names=None, *args, **kwargs):
+        for name in (source.page_names if names is None else names):
+            seen.append((Path(source.path).name, name))
+        return original(self, source, names, *args, **kwargs)
+
+    monkeypatch.setattr(Pipeline, "process", spy)
+    return seen

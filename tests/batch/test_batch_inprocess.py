@@ -14,7 +14,6 @@ import pytest
 
 from app.cli import _subcommand_parser, main
 from app.commands import batch as batch_command
-from app.core.pipeline import Pipeline
 from tests.batch.conftest import MODEL_ARGS, VOLUMES, read_export
 
 
@@ -24,21 +23,6 @@ def _exports(out: Path) -> dict[str, dict]:
 
 def _log(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "batch.jsonl").read_text(encoding="utf-8").splitlines()]
-
-
-@pytest.fixture
-def pages_read(monkeypatch) -> list[tuple[str, str]]:
-    """(source folder or archive name, page name) of every page the pipeline reads from now on."""
-    seen = []
-    original = Pipeline.process
-
-    def spy(self, source, names=None, *args, **kwargs):
-        for name in (source.page_names if names is None else names):
-            seen.append((Path(source.path).name, name))
-        return original(self, source, names, *args, **kwargs)
-
-    monkeypatch.setattr(Pipeline, "process", spy)
-    return seen
 
 
 def _run_stopping(library: Path, out: Path, stop) -> None:

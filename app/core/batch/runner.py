@@ -7,9 +7,11 @@ chunks still to read (app.core.batch.chunks) to an engine, one volume after anot
 (`InProcessEngine` here, `RayEngine` in ray_engine.py) turns chunks into pages, in this process
 or on workers, and yields each chunk's result when it is done, in any order. The driver records
 every chunk on disk as it arrives, and when a volume has all its chunks it builds the volume's
-pages in page order, runs the volume stages (`volume_stages`: functions Project -> Project, the
-hook where per-volume work such as translation runs, on the driver), writes the export (the JSON
-`ocr` writes, atomically), appends its line to batch.jsonl and forgets it.
+pages in page order, runs the volume stages on it (`VolumeStage`: per-volume work on the driver
+after the pages are read, such as machine translation), writes the export (the JSON `ocr`
+writes, atomically), appends its line to batch.jsonl and forgets it. A volume whose pages are
+read already (same OCR settings) but whose stages are not complete (a translation added, or cut
+off) is not read again: its export is read back, the stages run on it and it is written again.
 
 What the driver holds at most: the page names of the volumes whose chunks are out (at most the
 engine's in-flight chunks span), the chunk numbers done of each, and, while a volume is written,
@@ -24,9 +26,10 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from app.core.batch.chunks import ChunkResult, chunk_bounds, process_chunk
 from app.core.batch.journal import STATE_DIR, BatchLog, PartialVolume, is_complete
@@ -42,13 +45,30 @@ log = logging.getLogger(__name__)
 DEFAULT_CHUNK_PAGES = PipelineSettings.chunk_pages  # the pages `ocr` detects and reads together
 
 
+class VolumeStage(Protocol):
+    """Work on a whole volume once its pages are read, on the driver (e.g. translation).
+
+    key: its name in a batch.jsonl record ("stages": {key: {"settings": ..., **result}});
+    settings: what decides its output (a volume done with other settings runs it again);
+    run(project) -> (project, result): result is recorded; complete(result): False when the
+    stage left work undone (the volume's stage runs again on the next run). A stage with a true
+    `force` attribute runs on every volume of the run."""
+
+    key: str
+    settings: dict
+
+    def run(self, project: Project) -> tuple[Project, dict]: ...
+
+    def complete(self, result: dict) -> bool: ...
+
+
 @dataclass(frozen=True)
 class BatchOptions:
     out_dir: Path
     spec: PipelineSpec
     chunk_pages: int = DEFAULT_CHUNK_PAGES
     retry_errors: bool = False  # read again the volumes whose last run had unreadable pages
-    volume_stages: tuple[Callable[[Project], Project], ...] = ()
+    volume_stages: tuple[VolumeStage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,7 +86,7 @@ class ChunkJob:
 class BatchEvent:
     """kind: "planned" (pages = pages to read in all), "chunk" (a chunk read: pages), "volume"
     (a volume written: record), "skipped" (complete already), "failed" (error: the volume could
-    not be opened or written; the run goes on)."""
+    not be opened; the run goes on)."""
 
     kind: str
     volume: Volume | None = None
@@ -85,6 +105,7 @@ class BatchSummary:
     failed: list[tuple[Volume, str]] = field(default_factory=list)
     pages_read: int = 0
     page_errors: int = 0
+    stages_incomplete: int = 0  # volumes written with a stage that left work undone
     seconds: float = 0.0
 
 
@@ -150,9 +171,20 @@ class _Driver:
 
     # -- planning ------------------------------------------------------------------------------
 
-    def plan(self, volumes: list[Volume]) -> list[Volume]:
-        """The volumes to read; emits "skipped" / "failed" for the others and "planned" once."""
-        todo, pages = [], 0
+    def stages_complete(self, record: dict | None) -> bool:
+        done = (record or {}).get("stages") or {}
+        for stage in self.options.volume_stages:
+            if getattr(stage, "force", False):  # e.g. translate --retranslate: run it on every volume
+                return False
+            result = done.get(stage.key)
+            if not isinstance(result, dict) or result.get("settings") != stage.settings or not stage.complete(result):
+                return False
+        return True
+
+    def plan(self, volumes: list[Volume]) -> tuple[list[Volume], list[Volume]]:
+        """(the volumes to read, the volumes read whose stages must run again); emits "skipped" /
+        "failed" for the others and "planned" once."""
+        todo, restage, pages = [], [], 0
         for volume in volumes:
             try:
                 with open_source(volume.path) as source:
@@ -163,6 +195,9 @@ class _Driver:
             record = self.log.records.get(volume.key)
             if is_complete(record, self.settings, volume.export_path(self.options.out_dir), names,
                            self.options.retry_errors):
+                if not self.stages_complete(record):
+                    restage.append(volume)
+                    continue
                 self.summary.skipped += 1
                 self.summary.skipped_with_errors += bool(record.get("errors"))
                 self.emit(kind="skipped", volume=volume, record=record)
@@ -172,7 +207,7 @@ class _Driver:
             bounds = chunk_bounds(len(names), self.options.chunk_pages)
             pages += sum(stop - start for i, (start, stop) in enumerate(bounds) if i not in partial.done)
         self.emit(kind="planned", pages=pages)
-        return todo
+        return todo, restage
 
     # -- jobs ------------------------------------------------------------------------------------
 
@@ -223,8 +258,25 @@ class _Driver:
         if [p.name for p in pages] != entry.names:  # every page once, in order
             raise RuntimeError(f"internal error: the pages of {volume.path} do not match its page list")
         project = Project(source=str(volume.path.resolve()), pages=pages, order=self.options.spec.order)
+        model, detector = self.engine.names()
+        self.write(volume, project, entry.started, {"model": model, "detector": detector})
+        entry.partial.remove()
+
+    def restage(self, volume: Volume) -> None:
+        """Run the stages again on a volume whose pages are read (its export), and write it."""
+        from app.core.export_read import read_json_export
+
+        record = self.log.records[volume.key]
+        project = read_json_export(volume.export_path(self.options.out_dir))
+        self.write(volume, project, time.perf_counter(), {"model": record.get("model", ""),
+                                                          "detector": record.get("detector", "")})
+
+    def write(self, volume: Volume, project: Project, started: float, models: dict) -> None:
+        stages = {}
         for stage in self.options.volume_stages:
-            project = stage(project)
+            project, result = stage.run(project)
+            stages[stage.key] = {"settings": stage.settings, **result}
+            self.summary.stages_incomplete += not stage.complete(result)
         export = volume.export_path(self.options.out_dir)
         try:
             export.parent.mkdir(parents=True, exist_ok=True)
@@ -233,15 +285,16 @@ class _Driver:
         from app.core.export import export_json
 
         export_json(project, export)
-        model, detector = self.engine.names()
+        pages = project.pages
         record = {
             "volume": volume.key, "source": str(volume.path), "export": export.relative_to(self.options.out_dir).as_posix(),
             "pages": len(pages), "blocks": sum(len(p.blocks) for p in pages),
-            "errors": sum(1 for p in pages if p.error), "seconds": round(time.perf_counter() - entry.started, 3),
-            "model": model, "detector": detector, "settings": self.settings,
+            "errors": sum(1 for p in pages if p.error), "seconds": round(time.perf_counter() - started, 3),
+            **models, "settings": self.settings,
         }
+        if stages:
+            record["stages"] = stages
         self.log.append(record)
-        entry.partial.remove()
         self.summary.written += 1
         self.emit(kind="volume", volume=volume, record=record)
 
@@ -259,7 +312,9 @@ def run_batch(volumes: list[Volume], options: BatchOptions, engine, observer=Non
         raise UserError(f"{options.out_dir}: cannot create the output folder ({exc.strerror or exc}).") from exc
     driver = _Driver(options, engine, observer)
     driver.summary.volumes = len(volumes)
-    todo = driver.plan(volumes)
+    todo, restage = driver.plan(volumes)
+    for volume in restage:
+        driver.restage(volume)
     if todo:
         engine.start()
         try:
