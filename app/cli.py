@@ -5,6 +5,7 @@
     hayai-desktop models list|download|verify ...         the model store   (app/commands/models.py)
     hayai-desktop eval ...                                CER / exact match (app/commands/evaluate.py)
     hayai-desktop ocr ...                                 pages to text     (app/commands/ocr.py)
+    hayai-desktop render ...                              translated pages  (app/commands/render.py)
     hayai-desktop translate ...                           machine translation (app/commands/translate.py)
     hayai-desktop batch ...                               a whole library   (app/commands/batch.py)
 
@@ -26,6 +27,7 @@ SUBCOMMANDS = {
     "models": "app.commands.models",
     "eval": "app.commands.evaluate",
     "ocr": "app.commands.ocr",
+    "render": "app.commands.render",
     "translate": "app.commands.translate",
     "batch": "app.commands.batch",
 }

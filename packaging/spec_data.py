@@ -48,9 +48,11 @@ METADATA = [
 DYNAMIC_LIB_PACKAGES = ["torchvision"]
 DYNAMIC_LIB_PATTERNS = ["*.so", "*.pyd", "*.dylib"]  # PyInstaller's default only matches lib*.so on Linux
 
-# Packages whose non-Python files are needed: ultralytics' cfg/ (model and default yamls).
+# Packages whose non-Python files are needed: ultralytics' cfg/ (model and default yamls),
+# pyphen's hyphenation dictionaries (typeset translations).
 DATA_PACKAGES = {
     "ultralytics": ["cfg/**/*.yaml"],
+    "pyphen": ["dictionaries/*.dic"],
 }
 
 # Modules the app never uses. Dropping them keeps the bundle smaller and the build shorter.

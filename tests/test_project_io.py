@@ -289,3 +289,42 @@ def test_document_layer_imports_no_qt():
             "bad = [m for m in sys.modules if m.startswith(('PySide6', 'app.ui', 'torch'))]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_styles_and_mask_edits_round_trip_and_old_files_load(tmp_path):
+    from dataclasses import replace
+
+    from app.core.export import export_json_data
+    from app.core.export_read import project_from_export
+    from app.core.project_io import load_project, save_project
+    from app.render.strokes import MaskStroke
+    from app.render.style import StyleOverride, TextStyle
+
+    stroke = MaskStroke(True, 4.5, ((10.0, 12.0), (30.5, 12.0)))
+    block = Block(id="b1", order=1, kind="bubble", box=(1.0, 2.0, 50.0, 60.0), ocr_text="あ", translation="Ah",
+                  style=StyleOverride(color="#112233", uppercase=True), mask_edits=(stroke,))
+    plain = Block(id="b2", order=2, kind="text", box=(5.0, 5.0, 9.0, 9.0))
+    project = Project(source=str(tmp_path), pages=[Page(name="1.png", blocks=(block, plain))],
+                      style=TextStyle(font="comic-bold", max_size=33, outline_width=2))
+    path = save_project(project, tmp_path / "p.json")
+    back = load_project(path)
+    assert back.style == project.style and back.pages[0].blocks == (block, plain)
+    # the JSON export carries them too, and reads back
+    data = export_json_data(project)
+    assert "style" in data["pages"][0]["blocks"][0] and "style" not in data["pages"][0]["blocks"][1]
+    again = project_from_export(data)
+    assert again.style == project.style and again.pages[0].blocks[0].mask_edits == (stroke,)
+    assert again.pages[0].blocks[0].style == block.style
+    # a file written before these fields existed loads with the defaults
+    old = json.loads(path.read_text(encoding="utf-8"))
+    del old["style"]
+    for b in old["pages"][0]["blocks"]:
+        del b["style"], b["mask_edits"]
+    (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    loaded = load_project(tmp_path / "old.json")
+    assert loaded.style == TextStyle() and loaded.pages[0].blocks[0] == replace(block, style=None, mask_edits=())
+    # a bad value is named
+    old["style"] = {"color": "red"}
+    (tmp_path / "bad.json").write_text(json.dumps(old), encoding="utf-8")
+    with pytest.raises(UserError, match="style: color"):
+        load_project(tmp_path / "bad.json")

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageFilter
 
 from tools.synth import charset, generate_page, write_crops, write_pages, write_yolo
 from tools.synth.__main__ import main as synth_main
@@ -116,3 +116,29 @@ def test_cli_writes_pages(tmp_path, capsys):
     assert synth_main([str(tmp_path), "--pages", "1", "--seed", "2", "--size", "512x724"]) == 0
     assert Image.open(tmp_path / "page_0000.png").size == (512, 724)
     assert "wrote 1 pages" in capsys.readouterr().err
+
+
+def test_layers_give_the_same_page_plus_its_clean_truth_and_text_mask(tmp_path):
+    from tools.synth import generate_page_layers
+
+    image, truth = generate_page(7, 2, size=SIZE)
+    page, clean, mask, truth2 = generate_page_layers(7, 2, size=SIZE)
+    assert page.tobytes() == image.tobytes() and truth2 == truth, "the page itself does not change"
+    p, c, m = (np.asarray(x, dtype=np.int16) for x in (page, clean, mask))
+    assert clean.mode == mask.mode == "L" and clean.size == mask.size == SIZE
+    assert m.max() == 255 and (m > 0).mean() < 0.05
+    glyphs = m > 127
+    assert np.abs(p - c)[glyphs].mean() > 60, "the clean page has no glyphs where the text was"
+    outside = m == 0
+    ring = ~np.asarray(mask.filter(ImageFilter.MaxFilter(7))).astype(bool)
+    assert np.array_equal(p[ring & outside], c[ring & outside]), "away from the text both layers agree"
+    for b in truth["blocks"]:
+        x0, y0, x1, y1 = b["text_box"]
+        assert m[y0:y1, x0:x1].max() == 255, f"{b['id']}: its text is in the mask"
+    # the writer: same pages, plus the two layers in their own folder
+    write_pages(tmp_path / "plain", 1, seed=7, size=SIZE, start=2)
+    write_pages(tmp_path / "with", 1, seed=7, size=SIZE, start=2, layers=tmp_path / "layers")
+    for name in ("page_0002.png", "page_0002.json"):
+        assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "with" / name).read_bytes()
+    assert sorted(p.name for p in (tmp_path / "layers").iterdir()) == ["page_0002.clean.png", "page_0002.mask.png"]
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "layers" / "page_0002.clean.png")), c)

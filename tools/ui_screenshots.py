@@ -32,12 +32,35 @@ def wait(app, cond, timeout_s=120.0):
         time.sleep(0.01)
 
 
+def demo_window(app, pages: Path, size=(1400, 900)):
+    """A shown MainWindow with the demo models (what `hayai-desktop --demo` sets up) on `pages`,
+    its first page read by them."""
+    from app.core.settings import AppSettings
+    from app.ui import main as ui_main
+    from app.ui import session
+    from app.ui.main_window import MainWindow
+
+    _samples, model, detector = ui_main.demo_paths()
+    w = MainWindow(AppSettings(model=str(model), detector=str(detector), device="cpu", patches=ui_main.DEMO_PATCHES))
+    w.demo = True
+    w.update_model_banner()
+    w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
+    w.resize(*size)
+    w.show()
+    session.open_path(w, pages)
+    wait(app, w.view.has_image)
+    done = []
+    w.run_finished.connect(done.append)
+    w.run_pages([w.current])
+    wait(app, lambda: bool(done))
+    return w
+
+
 def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
     from app.core.settings import AppSettings
     from app.ui import main as ui_main
-    from app.ui import session
     from app.ui.main_window import MainWindow
 
     out.mkdir(parents=True, exist_ok=True)
@@ -54,20 +77,8 @@ def main(out: Path) -> None:
     w.close()
 
     # 2. the demo: sample pages read by the demo models (what `hayai-desktop --demo` shows)
-    samples, model, detector = ui_main.demo_paths()
-    pages = SAMPLES if SAMPLES.is_dir() else samples
-    w = MainWindow(AppSettings(model=str(model), detector=str(detector), device="cpu", patches=ui_main.DEMO_PATCHES))
-    w.demo = True
-    w.update_model_banner()
-    w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
-    w.resize(1400, 900)
-    w.show()
-    session.open_path(w, pages)
-    wait(app, w.view.has_image)
-    done = []
-    w.run_finished.connect(done.append)
-    w.run_pages([w.current])
-    wait(app, lambda: bool(done))
+    samples = ui_main.demo_paths()[0]
+    w = demo_window(app, SAMPLES if SAMPLES.is_dir() else samples)
     blocks = w.doc.page(w.current).blocks
     if blocks:
         w.view.select_block(blocks[0].id)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from app.render.strokes import MaskStroke
+from app.render.style import StyleOverride, TextStyle
 from app.translate.base import GlossaryEntry
 
 Box = tuple[float, float, float, float]
@@ -29,6 +31,8 @@ class Block:
     translation: str = ""  # the translation to use: the machine's, or the user's own
     model: str = ""  # which OCR model produced ocr_text
     patches: int | None = None  # patch budget used for ocr_text
+    style: StyleOverride | None = None  # lettering changes to the project's style (None: as the project)
+    mask_edits: tuple[MaskStroke, ...] = ()  # brush strokes on the text mask, page pixels, in order
     machine_translation: str = ""  # what the last translation run gave ("" = none)
     translator: str = ""  # which backend/model produced machine_translation
 
@@ -82,6 +86,7 @@ class Project:
     pages: list[Page] = field(default_factory=list)
     order: str = "rtl"  # reading order used for detection: rtl (manga) or ltr
     version: int = 1
+    style: TextStyle = field(default_factory=TextStyle)  # the project's lettering style
     glossary: list[GlossaryEntry] = field(default_factory=list)  # the project's own terms
 
     def page_index(self, name: str) -> int:

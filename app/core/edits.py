@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.core.document import Block, Box, Page
+from app.render.strokes import MaskStroke
+from app.render.style import StyleOverride
 
 
 def _index(page: Page, block_id: str) -> int:
@@ -162,3 +164,25 @@ def move_block(page: Page, block_id: str, new_index: int) -> Page:
 
 def _is_cjk_text(text: str) -> bool:
     return bool(text) and all(ord(c) >= 0x3000 or c.isspace() for c in text)
+
+
+def set_style(page: Page, block_ids, style: StyleOverride | None) -> Page:
+    """Give blocks a style override (None or an empty override: back to the project's style)."""
+    style = None if style is None or style.is_empty() else style
+    blocks = list(page.blocks)
+    for block_id in block_ids:
+        i = _index(page, block_id)
+        blocks[i] = replace(blocks[i], style=style)
+    return replace(page, blocks=tuple(blocks))
+
+
+def add_mask_stroke(page: Page, block_id: str, stroke: MaskStroke) -> Page:
+    """One more brush stroke on a block's text mask."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, mask_edits=(*b.mask_edits, stroke)))
+
+
+def clear_mask_edits(page: Page, block_id: str) -> Page:
+    """Back to the automatic text mask."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, mask_edits=()))

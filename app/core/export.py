@@ -29,6 +29,8 @@ from app import __version__
 from app.core.atomic import atomic_write_text
 from app.core.document import Block, Page, Project
 from app.errors import UserError
+from app.render.strokes import stroke_to_dict
+from app.render.style import override_to_dict, style_to_dict
 
 EXPORT_FORMAT = "hayai-desktop-export"
 EXPORT_VERSION = 1
@@ -69,6 +71,7 @@ def export_json_data(project: Project, pages: list[str] | None = None) -> dict:
         "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "source": str(project.source),
         "order": project.order,
+        "style": style_to_dict(project.style),
         "pages": [_page_json(number, page) for number, page in _selected(project, pages)],
     }
 
@@ -82,7 +85,7 @@ def _page_json(number: int, page: Page) -> dict:
 
 
 def _block_json(block: Block) -> dict:
-    return {
+    data = {
         "id": block.id,
         "order": block.order,
         "kind": block.kind,
@@ -100,6 +103,12 @@ def _block_json(block: Block) -> dict:
         "translation_edited": block.translation_edited,
         "translator": block.translator,
     }
+    style = override_to_dict(block.style)
+    if style is not None:
+        data["style"] = style
+    if block.mask_edits:
+        data["mask_edits"] = [stroke_to_dict(s) for s in block.mask_edits]
+    return data
 
 
 def export_json(project: Project, path: str | os.PathLike, pages: list[str] | None = None) -> Path:
@@ -223,8 +232,7 @@ def import_txt_text(project: Project, text: str, into: str = "text",
         if new_blocks:
             updated += len(new_blocks)
             pages[index] = replace(page, blocks=tuple(new_blocks.get(b.id, b) for b in page.blocks))
-    result = Project(source=project.source, pages=pages, order=project.order,
-                     version=project.version, glossary=list(project.glossary))
+    result = replace(project, pages=pages, glossary=list(project.glossary))  # a new Project; style etc. kept
     return TxtImport(result, warnings, updated)
 
 

@@ -1,9 +1,11 @@
-"""Reading a JSON export back into a Project (the `translate` command's input).
+"""Reading a JSON export back into a Project (the input of the `translate` and `render` commands).
 
 The export holds what a project holds except the page list of the whole source (an export may
 hold a selection) and the project's glossary; blocks come back with their edited text (where
-`edited` is true), OCR text, translations and model fields. A file that is not a Hayai Desktop
-JSON export, or is damaged, raises UserError naming the file and the field.
+`edited` is true), OCR text, translations (the machine's too), model fields, lettering style and
+mask edits, and the project with its lettering style. The page images are read from the export's
+`source`. A file that is not a Hayai Desktop JSON export, or is damaged, raises UserError naming
+the file and the field.
 """
 from __future__ import annotations
 
@@ -14,9 +16,12 @@ from pathlib import Path
 from app.core.document import Block, Page, Project
 from app.core.export import EXPORT_FORMAT, EXPORT_VERSION
 from app.errors import UserError
+from app.render.strokes import stroke_from_dict
+from app.render.style import TextStyle, override_from_dict, style_from_dict
 
 
-def read_json_export(path: str | os.PathLike) -> Project:
+def read_json(path: str | os.PathLike) -> dict:
+    """The JSON object in `path` (an export or a project file); UserError naming the file."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
@@ -26,28 +31,51 @@ def read_json_export(path: str | os.PathLike) -> Project:
         raise UserError(f"{path}: not a JSON export ({exc}).") from exc
     except OSError as exc:
         raise UserError(f"{path}: cannot read it ({exc.strerror or exc}).") from exc
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: not a Hayai Desktop JSON export or project file.")
+    return data
+
+
+def read_json_export(path: str | os.PathLike) -> Project:
+    """The Project of the JSON export in `path`."""
+    return project_from_export(read_json(path), path)
+
+
+def project_from_export(data: dict, path: str | os.PathLike = "<export>") -> Project:
+    """A Project from JSON export data (version 1)."""
+    path = Path(path)
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
         raise UserError(f"{path}: not a Hayai Desktop JSON export (\"format\" is not {EXPORT_FORMAT!r}).")
     if not isinstance(data.get("version"), int) or data["version"] > EXPORT_VERSION:
         raise UserError(f"{path}: export version {data.get('version')!r} is newer than this app reads "
                         f"({EXPORT_VERSION}); update Hayai Desktop.")
     try:
-        pages = [_page(p) for p in data["pages"]]
-        return Project(source=str(data["source"]), pages=pages, order=str(data.get("order", "rtl")))
+        style = style_from_dict(data["style"]) if data.get("style") is not None else TextStyle()
+        pages = [_page(p, f"pages[{i}]") for i, p in enumerate(data["pages"])]
+        order = str(data.get("order", "rtl"))
+        return Project(source=str(data["source"]), pages=pages, order=order if order in ("rtl", "ltr") else "rtl",
+                       style=style)
     except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(f"{path}: damaged JSON export ({type(exc).__name__}: {exc}).") from exc
+        raise UserError(f"{path}: damaged JSON export ({type(exc).__name__}: {exc}). Export the project "
+                        "again from the app.") from exc
 
 
-def _page(data: dict) -> Page:
-    blocks = tuple(_block(b) for b in data.get("blocks", []))
+def _page(data: dict, where: str) -> Page:
+    blocks = tuple(_block(b, f"{where}.blocks[{i}]") for i, b in enumerate(data.get("blocks", [])))
     return Page(name=str(data["name"]), width=int(data.get("width", 0)), height=int(data.get("height", 0)),
-                blocks=blocks, processed=bool(data.get("processed", bool(blocks))), error=data.get("error"))
+                blocks=tuple(sorted(blocks, key=lambda b: b.order)),
+                processed=bool(data.get("processed", bool(blocks))), error=data.get("error"))
 
 
-def _block(data: dict) -> Block:
+def _block(data: dict, where: str) -> Block:
     polygon = data.get("polygon")
     ocr_text = str(data.get("ocr_text", ""))
     text = str(data.get("text", ocr_text))
+    try:
+        style = override_from_dict(data.get("style"))
+        strokes = tuple(stroke_from_dict(s) for s in (data.get("mask_edits") or []))
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from exc
     return Block(
         id=str(data["id"]), order=int(data["order"]), kind=str(data.get("kind", "other")),
         box=tuple(float(v) for v in data["box"]),
@@ -59,4 +87,5 @@ def _block(data: dict) -> Block:
         patches=None if data.get("patches") is None else int(data["patches"]),
         machine_translation=str(data.get("machine_translation", "")),
         translator=str(data.get("translator", "")),
+        style=style, mask_edits=strokes,
     )

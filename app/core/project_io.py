@@ -18,10 +18,13 @@ File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
                             "text": str | null, "translation", "model", "patches": int | null,
-                            "machine_translation", "translator"}]}],
-     "glossary": [{"source", "target", "note"}]}
-The last two block fields and "glossary" are optional (files saved before machine translation
-load with them empty).
+                            "machine_translation", "translator",
+                            "style": {changed style fields} | null,
+                            "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
+     "glossary": [{"source", "target", "note"}],
+     "style": {the project's lettering style: font, min_size, max_size, color, ...}}
+"machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
+saved before machine translation and translated pages load with them empty / the defaults).
 """
 from __future__ import annotations
 
@@ -38,6 +41,8 @@ from app.core.atomic import atomic_write_text
 from app.core.document import Block, Page, Project
 from app.core.sources import natural_key, open_source
 from app.errors import UserError
+from app.render.strokes import stroke_from_dict, stroke_to_dict
+from app.render.style import TextStyle, override_from_dict, override_to_dict, style_from_dict, style_to_dict
 from app.translate.base import GlossaryEntry
 
 FORMAT = "hayai-desktop-project"
@@ -124,6 +129,7 @@ def project_to_dict(project: Project) -> dict:
         "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "source": str(project.source),
         "order": project.order,
+        "style": style_to_dict(project.style),
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
         "pages": [page_to_dict(page) for page in project.pages],
     }
@@ -147,6 +153,10 @@ def block_to_dict(block: Block) -> dict:
             value = list(value)
         elif field.name == "polygon" and value is not None:
             value = [list(point) for point in value]
+        elif field.name == "style":
+            value = override_to_dict(value)
+        elif field.name == "mask_edits":
+            value = [stroke_to_dict(s) for s in value]
         data[field.name] = value
     return data
 
@@ -228,8 +238,9 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
         reader.fail("order", f"must be 'rtl' or 'ltr', not {order!r}")
     pages_data = reader.items(data, "pages", "")
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
+    style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
-    return Project(source=source, pages=pages, order=order, glossary=glossary)
+    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary)
 
 
 def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
@@ -287,6 +298,33 @@ class _Reader:
             self.fail(_join(where, key), "expected a list")
         return value
 
+    def style(self, data, where: str) -> TextStyle:
+        if data is None:
+            return TextStyle()
+        try:
+            return style_from_dict(data)
+        except (ValueError, TypeError) as exc:
+            self.fail(where, str(exc))
+
+    def block_style(self, data, where: str):
+        try:
+            return override_from_dict(data)
+        except (ValueError, TypeError) as exc:
+            self.fail(where, str(exc))
+
+    def strokes(self, data, where: str) -> tuple:
+        if data is None:
+            return ()
+        if not isinstance(data, list):
+            self.fail(where, "expected a list of brush strokes")
+        out = []
+        for i, item in enumerate(data):
+            try:
+                out.append(stroke_from_dict(item))
+            except ValueError as exc:
+                self.fail(f"{where}[{i}]", str(exc))
+        return tuple(out)
+
     def page(self, data, where: str) -> Page:
         data = self.obj(data, where)
         blocks_data = self.items(data, "blocks", where) if "blocks" in data else []
@@ -326,6 +364,8 @@ class _Reader:
             translation=self.text(data, "translation", where, optional=True, default=""),
             model=self.text(data, "model", where, optional=True, default=""),
             patches=None if patches is None else self.number(patches, f"{where}.patches", integer=True),
+            style=self.block_style(data.get("style"), f"{where}.style"),
+            mask_edits=self.strokes(data.get("mask_edits"), f"{where}.mask_edits"),
             machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
             translator=self.text(data, "translator", where, optional=True, default=""),
         )
@@ -380,7 +420,7 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
             pages.append(replace(page, error=error))
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
-                   version=saved.version, glossary=list(saved.glossary))
+                   version=saved.version, glossary=list(saved.glossary), style=saved.style)
 
 
 # ----------------------------------------------------------------------------- autosave

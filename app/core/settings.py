@@ -17,6 +17,7 @@ DEVICES = ("auto", "cuda", "cpu")
 ORDERS = ("rtl", "ltr")
 OVERLAYS = ("text", "boxes", "none")  # text = boxes + transcriptions
 OVERLAY_SOURCES = ("text", "translation")
+INPAINT_ENGINES = ("auto", "opencv", "lama")
 MAX_RECENT = 10
 TRANSLATION_PROVIDERS = ("", "openai", "deepl", "offline")
 
@@ -32,6 +33,7 @@ class AppSettings:
     overlay_source: str = "text"  # draw the transcription or the translation
     recent_sources: tuple[str, ...] = field(default_factory=tuple)
     last_dir: str = ""  # folder of the last open dialog
+    inpaint: str = "auto"  # text removal engine of the page views and exports (INPAINT_ENGINES)
     # machine translation ("" provider = none chosen yet: nothing is sent anywhere)
     translation_provider: str = ""  # openai | deepl | offline
     translation_preset: str = ""  # app.translate.presets name (openai provider)
@@ -58,6 +60,7 @@ class AppSettings:
             overlay=self.overlay if self.overlay in OVERLAYS else d.overlay,
             overlay_source=self.overlay_source if self.overlay_source in OVERLAY_SOURCES else d.overlay_source,
             recent_sources=tuple(str(p) for p in self.recent_sources)[:MAX_RECENT],
+            inpaint=self.inpaint if self.inpaint in INPAINT_ENGINES else d.inpaint,
             translation_provider=(self.translation_provider if self.translation_provider in TRANSLATION_PROVIDERS
                                   else d.translation_provider),
             translation_target=self.translation_target or d.translation_target,

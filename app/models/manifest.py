@@ -131,6 +131,20 @@ _ENTRIES = (
         description="YOLOv8m speech bubbles (segmentation), trained at 640",
         license="GPL-3.0",
     ),
+    # LaMa fine-tuned on manga (dreMaz/AnimeMangaInpainting's big-LaMa), exported to ONNX with
+    # dynamic height and width. The sha256 is the one comic-translate pins for this file; the
+    # Hub commit and the file size could not be checked from here, so the revision stays "main"
+    # and the hash does the pinning. The repository states no licence.
+    ModelEntry(
+        name="lama-manga",
+        repo_id="ogkalu/lama-manga-onnx-dynamic",
+        revision="main",
+        files=(ModelFile("lama-manga-dynamic.onnx",
+                         "de31ffa5ba26916b8ea35319f6c12151ff9654d4261bccf0583a69bb095315f9"),),
+        kind="inpainting",
+        description="LaMa (big-LaMa fine-tuned on manga), ONNX: text removal on art and screentone",
+        license=None,
+    ),
 )
 
 
@@ -172,6 +186,7 @@ ALIASES: dict[str, str] = {
     "text-seg": "comic-text-segmenter",
     "manga-text": "manga-text-detector",
     "bubbles-seg": "yolov8m-seg-speech-bubble",
+    "lama": "lama-manga",
     "ja-en": "opus-mt-ja-en",
     "ko-en": "opus-mt-ko-en",
     "zh-en": "opus-mt-zh-en",

@@ -33,6 +33,8 @@ SHORTCUTS = [
     ("fit_width", "Fit width", "Ctrl+9"),
     ("actual_size", "100%", "Ctrl+1"),
     ("toggle_overlay", "Cycle overlay: text / boxes / none", "T"),
+    ("view_mode", "Cycle page view: original / cleaned / translated (Alt+1/2/3)", "V"),
+    ("mask_brush", "Mask brush: paint text to clean (right button or Shift erases)", "M"),
     ("help", "Keyboard shortcuts", "F1"),
 ]
 
@@ -84,7 +86,7 @@ def build(w) -> SimpleNamespace:
     w.recent_menu = m.addMenu("Open &recent")
     m.addSeparator()
     m.addAction(a.save)
-    ex = m.addMenu("&Export")
+    ex = w.export_menu = m.addMenu("&Export")
     for label, fmt, scope, tr in (("Page as JSON…", "json", "page", False), ("Page as TXT…", "txt", "page", False),
                                   ("Volume as JSON…", "json", "volume", False),
                                   ("Volume as TXT…", "txt", "volume", False),

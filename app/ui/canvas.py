@@ -62,9 +62,22 @@ class PageView(QGraphicsView):
     def set_image(self, image: QImage | None) -> None:
         """Show the page image (None clears); the scene rect follows the image."""
         pixmap = QPixmap.fromImage(image) if image is not None else QPixmap()
+        self._original_pixmap = pixmap
         self._pixmap_item.setPixmap(pixmap)
         self.scene().setSceneRect(QRectF(pixmap.rect()))
         self.refit()
+
+    def show_rendered(self, image: QImage | None) -> None:
+        """Show a rendered version of the page (same size: cleaned, translated) in place of the
+        page image, or the page image again (None). Zoom and items are kept."""
+        original = getattr(self, "_original_pixmap", None)
+        if image is None:
+            if original is not None and self._pixmap_item.pixmap().cacheKey() != original.cacheKey():
+                self._pixmap_item.setPixmap(original)
+            return
+        if original is None or original.isNull():
+            return
+        self._pixmap_item.setPixmap(QPixmap.fromImage(image))
 
     def has_image(self) -> bool:
         return not self._pixmap_item.pixmap().isNull()

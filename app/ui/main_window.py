@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core import edits
 from app.core.settings import AppSettings, save_settings
-from app.ui import actions, session
+from app.ui import actions, render_ui, session
 from app.ui.block_panel import BlockPanel
 from app.ui.canvas import Mode, PageView
 from app.ui.commands import push_edit
@@ -108,6 +108,7 @@ class MainWindow(RunMixin, QMainWindow):
 
         self.act = actions.build(self)
         self._load_toolbar_from_settings()
+        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
 
         self.host = WorkerHost(self)
@@ -486,6 +487,7 @@ class MainWindow(RunMixin, QMainWindow):
         """Stop all background work (cancel, quit, wait); safe to call twice."""
         self._closing = True
         self.autosave_timer.stop()
+        self.render_ctl.shutdown()
         self.host.stop()
         self.translation.stop()
         self.page_list.stop()

@@ -159,6 +159,8 @@ class ModelManagerDialog(QDialog):
         self.buttons["cancel"].setEnabled(busy)
         for key in ("verify", "remove", "use", "show"):
             self.buttons[key].setEnabled(installed and not busy)
+        if name and self.store.MODELS[name].kind not in ("ocr", "detector"):
+            self.buttons["use"].setEnabled(False)  # translation / inpainting models are used where they apply
         self.buttons["import"].setEnabled(bool(name) and not busy)
         if name:
             e = self.store.MODELS[name]
@@ -240,6 +242,8 @@ class ModelManagerDialog(QDialog):
     def _on_use(self) -> None:
         name = self.selected_name()
         entry = self.store.MODELS[name]
+        if entry.kind not in ("ocr", "detector"):
+            return
         (self.model_chosen if entry.kind == "ocr" else self.detector_chosen).emit(name)
         self.progress_label.setText(f"Using {name}.")
 

@@ -88,3 +88,28 @@ def test_demo_models_are_labelled(make_window):
     w.update_model_banner()
     assert w.banner.isVisible() and w.banner.kind == "demo"
     assert "synthetic" in w.banner.label.text() and "Hayai v2.5 Nova" in w.banner.label.text()
+
+
+def test_an_installed_inpainting_model_is_not_offered_as_ocr_or_detector(qtbot, tmp_path, monkeypatch):
+    from app.ui.model_manager import ModelManagerDialog
+
+    data = b"not really onnx"
+    entry = ModelEntry(name="tiny-test-lama", repo_id="tester/lama", revision=REV, kind="inpainting",
+                       description="test inpainting", files=(ModelFile("lama.onnx", hashlib.sha256(data).hexdigest(), len(data)),))
+    monkeypatch.setitem(store.MODELS, entry.name, entry)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    folder = store.models_dir() / entry.name
+    folder.mkdir(parents=True)
+    (folder / "lama.onnx").write_bytes(data)
+    dlg = ModelManagerDialog()
+    qtbot.addWidget(dlg)
+    chosen = []
+    dlg.model_chosen.connect(chosen.append)
+    dlg.detector_chosen.connect(chosen.append)
+    try:
+        dlg.select(entry.name)
+        assert dlg.buttons["verify"].isEnabled() and not dlg.buttons["use"].isEnabled()
+        dlg._on_use()
+        assert chosen == []
+    finally:
+        dlg.done(0)  # stops the dialog's thread even when an assertion failed

@@ -8,14 +8,16 @@ See pages.py for the truth format and `python -m tools.synth --help` for the com
 from tools.synth.export import (
            crop_block,
            iter_crops,
+           iter_page_layers,
            iter_pages,
            write_crops,
            write_pages,
            write_yolo,
            yolo_labels,
 )
-from tools.synth.pages import DEFAULT_SIZE, generate_page
+from tools.synth.pages import DEFAULT_SIZE, generate_page, generate_page_layers
 from tools.synth.text import charset, random_text
 
-__all__ = ["DEFAULT_SIZE", "charset", "crop_block", "generate_page", "iter_crops", "iter_pages",
+__all__ = ["DEFAULT_SIZE", "charset", "crop_block", "generate_page", "generate_page_layers", "iter_crops",
+           "iter_page_layers", "iter_pages",
            "random_text", "write_crops", "write_pages", "write_yolo", "yolo_labels"]

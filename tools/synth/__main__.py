@@ -1,6 +1,8 @@
 """Command line for the synthetic data generator.
 
     python -m tools.synth OUT --pages N --seed S            pages (PNG) + truth (JSON)
+        [--layers DIR]                                      + each page without its text and its
+                                                              text mask (DIR/NAME.clean.png, .mask.png)
     python -m tools.synth crops OUT --count N --seed S      crops + manifest.jsonl (eval format)
     python -m tools.synth yolo OUT --pages N --seed S       YOLO dataset (images, labels, data.yaml)
 """
@@ -48,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--max-side", type=int, default=None, help="downsize saved images to this long side")
     if mode == "pages":
         p.add_argument("--clean", action="store_true", help="no blur/noise/paper tone")
+        p.add_argument("--layers", type=Path, default=None,
+                       help="also write each page without its text (NAME.clean.png) and its text mask "
+                            "(NAME.mask.png) into this folder")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     if mode == "crops":
@@ -58,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
                           args.workers)
         what = f"{args.pages} pages, {path}"
     else:
-        write_pages(args.out, args.pages, args.seed, args.size, noise=not args.clean, workers=args.workers)
+        write_pages(args.out, args.pages, args.seed, args.size, noise=not args.clean, workers=args.workers,
+                    layers=args.layers)
         what = f"{args.pages} pages in {args.out}"
     print(f"wrote {what} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from tools.synth.pages import DEFAULT_SIZE, generate_page, page_rng
+from tools.synth.pages import DEFAULT_SIZE, generate_page, generate_page_layers, page_rng
 
 YOLO_NAMES = ("bubble", "text")
 
@@ -50,16 +50,52 @@ def _write_json(path: Path, data) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
+def _layers_job(args: tuple) -> tuple[bytes, bytes, bytes, dict]:
+    seed, index, size, noise = args
+    page, clean, mask, truth = generate_page_layers(seed, index, size=size, noise=noise)
+    return _png_bytes(page), _png_bytes(clean), _png_bytes(mask), truth
+
+
+def iter_page_layers(seed: int, indices, size=DEFAULT_SIZE, noise: bool = True,
+                     workers: int = 1) -> Iterator[tuple[int, Image.Image, Image.Image, Image.Image, dict]]:
+    """(index, page, clean page, text mask, truth) for each index (see `generate_page_layers`)."""
+    indices = list(indices)
+    if workers <= 1:
+        for i in indices:
+            yield (i, *generate_page_layers(seed, i, size=size, noise=noise))
+        return
+    with ProcessPoolExecutor(workers) as pool:
+        jobs = [(seed, i, tuple(size), noise) for i in indices]
+        for i, (page, clean, mask, truth) in zip(indices, pool.map(_layers_job, jobs, chunksize=4), strict=True):
+            yield i, Image.open(io.BytesIO(page)), Image.open(io.BytesIO(clean)), Image.open(io.BytesIO(mask)), truth
+
+
 def write_pages(out: Path, pages: int, seed: int, size=DEFAULT_SIZE, noise: bool = True,
-                workers: int = 1, start: int = 0, prefix: str = "page_") -> list[Path]:
-    """Write `out/{prefix}NNNN.png` and the matching `.json` truth for pages start..start+pages-1."""
+                workers: int = 1, start: int = 0, prefix: str = "page_",
+                layers: Path | None = None) -> list[Path]:
+    """Write `out/{prefix}NNNN.png` and the matching `.json` truth for pages start..start+pages-1.
+
+    With `layers`, also write into that folder `{prefix}NNNN.clean.png` (the page without its
+    text) and `{prefix}NNNN.mask.png` (the text mask); the pages and truth files are the same
+    bytes either way. Keep `layers` apart from `out` when `out` is opened as a volume (every
+    image in a folder is a page)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if layers is not None:
+        Path(layers).mkdir(parents=True, exist_ok=True)
+    indices = range(start, start + pages)
+    if layers is None:
+        items = ((i, image, None, None, truth) for i, image, truth in iter_pages(seed, indices, size, noise, workers))
+    else:
+        items = iter_page_layers(seed, indices, size, noise, workers)
     written = []
-    for i, image, truth in iter_pages(seed, range(start, start + pages), size, noise, workers):
+    for i, image, clean, mask, truth in items:
         name = f"{prefix}{i:04d}"
         image.save(out / f"{name}.png", compress_level=6)
         _write_json(out / f"{name}.json", {"image": f"{name}.png", **truth})
+        if layers is not None:
+            clean.save(Path(layers) / f"{name}.clean.png", compress_level=6)
+            mask.save(Path(layers) / f"{name}.mask.png", compress_level=6)
         written.append(out / f"{name}.png")
     return written
 

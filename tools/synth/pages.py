@@ -17,6 +17,11 @@ Boxes are pixel edges: x0, y0 inclusive, x1, y1 exclusive (what `Image.crop` tak
 Reading order is manga order: panels by row top to bottom, right to left within a row; inside a
 panel, the block furthest right first (blocks in about the same column: top first).
 The page depends only on (seed, index, width, height, noise): pages can be drawn in parallel.
+
+`generate_page_layers` draws the same page (pixel for pixel) and also returns the page without
+its text (the clean truth for text removal: bubbles, art, the white halo printed under free
+text, and the same wear; no glyphs) and the text mask ("L", 255 where a glyph changed the page,
+antialiased edges in between).
 """
 from __future__ import annotations
 
@@ -111,8 +116,45 @@ def _rtl_order(boxes: list[Box]) -> list[int]:
     return order
 
 
-def _add_blocks(rng: np.random.Generator, page: Image.Image, panel: Box, pi: int, border: int) -> list[dict]:
-    draw = ImageDraw.Draw(page)
+class _Twin:
+    """ImageDraw calls made on the page and repeated on the clean layer (when it is kept)."""
+
+    def __init__(self, *images: Image.Image):
+        self._draws = [ImageDraw.Draw(im) for im in images]
+
+    def __getattr__(self, name: str):
+        def call(*args, **kwargs):
+            for draw in self._draws:
+                getattr(draw, name)(*args, **kwargs)
+        return call
+
+
+class _Layers:
+    """The page being drawn, plus (when `keep`) the same page without text and the text ink."""
+
+    def __init__(self, page: Image.Image, keep: bool):
+        self.page = page
+        self.clean = page.copy() if keep else None
+        self.ink = Image.new("L", page.size, 0) if keep else None
+
+    def all(self) -> list[Image.Image]:
+        return [self.page] if self.clean is None else [self.page, self.clean]
+
+    def paste(self, value, xy, mask) -> None:
+        """Paste on the page and the clean layer alike (art, halos)."""
+        for im in self.all():
+            im.paste(value, xy, mask)
+
+    def text(self, value, xy, mask) -> None:
+        """Glyphs: on the page only; recorded in the ink layer."""
+        self.page.paste(value, xy, mask)
+        if self.ink is not None:
+            self.ink.paste(255, xy, mask)
+
+
+def _add_blocks(rng: np.random.Generator, layers: _Layers, panel: Box, pi: int, border: int) -> list[dict]:
+    page = layers.page
+    draw = _Twin(*layers.all())
     area = (panel[2] - panel[0]) * (panel[3] - panel[1]) / (page.width * page.height)
     n_bubbles = int(rng.integers(0 if area < 0.05 else 1, 3 + int(area * 10)))
     n_free = int(rng.random() < 0.35) + int(rng.random() < 0.1)
@@ -131,7 +173,7 @@ def _add_blocks(rng: np.random.Generator, page: Image.Image, panel: Box, pi: int
                 continue
             draw_bubble(rng, draw, shape, (spot[0], spot[1], spot[2] - 1, spot[3] - 1))
             tx, ty = spot[0] + (bw - tw) // 2, spot[1] + (bh - th) // 2
-            page.paste(0, (tx, ty), mask)
+            layers.text(0, (tx, ty), mask)
             box = spot
         else:
             halo = int(rng.integers(2, 5))
@@ -145,8 +187,8 @@ def _add_blocks(rng: np.random.Generator, page: Image.Image, panel: Box, pi: int
             if not (plain and rng.random() < 0.5):
                 padded = Image.new("L", (tw + 2 * halo, th + 2 * halo), 0)
                 padded.paste(mask, (halo, halo))
-                page.paste(255, (tx - halo, ty - halo), padded.filter(ImageFilter.MaxFilter(2 * halo + 1)))
-            page.paste(0, (tx, ty), mask)
+                layers.paste(255, (tx - halo, ty - halo), padded.filter(ImageFilter.MaxFilter(2 * halo + 1)))
+            layers.text(0, (tx, ty), mask)
             box = None
         ix0, iy0, ix1, iy1 = mask.getbbox()
         text_box = (tx + ix0, ty + iy0, tx + ix1, ty + iy1)
@@ -160,40 +202,62 @@ def _add_blocks(rng: np.random.Generator, page: Image.Image, panel: Box, pi: int
     return [blocks[i] for i in _rtl_order([tuple(b["box"]) for b in blocks])]
 
 
-def _degrade(rng: np.random.Generator, page: Image.Image) -> Image.Image:
-    """Scanner-like wear: maybe a slight blur, a paper tone, and sensor noise."""
+def _degrade(rng: np.random.Generator, pages: list[Image.Image]) -> list[Image.Image]:
+    """Scanner-like wear: maybe a slight blur, a paper tone, and sensor noise; the same wear (one
+    draw from `rng`) on each of `pages`."""
     if rng.random() < 0.3:
-        page = page.filter(ImageFilter.GaussianBlur(float(rng.uniform(0.4, 0.9))))
-    arr = np.asarray(page, dtype=np.float32)
+        radius = float(rng.uniform(0.4, 0.9))
+        pages = [p.filter(ImageFilter.GaussianBlur(radius)) for p in pages]
+    arrs = [np.asarray(p, dtype=np.float32) for p in pages]
     if rng.random() < 0.4:
         paper, ink = rng.uniform(225, 255), rng.uniform(0, 35)
-        arr = ink + arr * ((paper - ink) / 255.0)
+        arrs = [ink + a * ((paper - ink) / 255.0) for a in arrs]
     if rng.random() < 0.5:
-        arr = arr + rng.normal(0, rng.uniform(1.5, 5.0), size=arr.shape).astype(np.float32)
-    return Image.fromarray(np.clip(arr + 0.5, 0, 255).astype(np.uint8), "L")
+        noise = rng.normal(0, rng.uniform(1.5, 5.0), size=arrs[0].shape).astype(np.float32)
+        arrs = [a + noise for a in arrs]
+    return [Image.fromarray(np.clip(a + 0.5, 0, 255).astype(np.uint8), "L") for a in arrs]
 
 
 def generate_page(seed: int, index: int = 0, size: tuple[int, int] = DEFAULT_SIZE,
                   noise: bool = True) -> tuple[Image.Image, dict]:
     """Draw page `index` of run `seed`: ("L" image of `size` (width, height), truth dict)."""
+    page, _clean, _mask, truth = _generate(seed, index, size, noise, keep_layers=False)
+    return page, truth
+
+
+def generate_page_layers(seed: int, index: int = 0, size: tuple[int, int] = DEFAULT_SIZE,
+                         noise: bool = True) -> tuple[Image.Image, Image.Image, Image.Image, dict]:
+    """(page, clean, text mask, truth): the page of `generate_page` (the same pixels), the page
+    without its glyphs (same art, bubbles, halos and wear) and the text mask ("L": 255 where a
+    glyph changed the page before wear, antialiased edges in between, 0 elsewhere)."""
+    return _generate(seed, index, size, noise, keep_layers=True)
+
+
+def _generate(seed: int, index: int, size: tuple[int, int], noise: bool, keep_layers: bool):
     rng = page_rng(seed, index)
     width, height = size
-    page = Image.new("L", (width, height), 255)
-    draw = ImageDraw.Draw(page)
+    layers = _Layers(Image.new("L", (width, height), 255), keep_layers)
+    draw = _Twin(*layers.all())
     panels = panel_layout(rng, width, height)
     blocks: list[dict] = []
     for pi, panel in enumerate(panels):
         x0, y0, x1, y1 = panel
-        page.paste(panel_art(rng, x1 - x0, y1 - y0), (x0, y0))
+        layers.paste(panel_art(rng, x1 - x0, y1 - y0), (x0, y0), None)
         border = int(rng.integers(2, 6))
         draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=0, width=border)
-        blocks.extend(_add_blocks(rng, page, panel, pi, border))
+        blocks.extend(_add_blocks(rng, layers, panel, pi, border))
     for i, block in enumerate(blocks):
         block["id"] = f"b{i + 1}"
         block["order"] = i + 1
+    mask = None
+    if keep_layers:  # glyphs drawn over later by a neighbour's tail are not text any more
+        changed = np.asarray(layers.page) != np.asarray(layers.clean)
+        mask = Image.fromarray(np.where(changed, np.asarray(layers.ink), 0).astype(np.uint8), "L")
+    images = layers.all()
     if noise:
-        page = _degrade(rng, page)
+        images = _degrade(rng, images)
+    page, clean = images[0], (images[1] if keep_layers else None)
     blocks = [{"id": b.pop("id"), "order": b.pop("order"), **b} for b in blocks]
     truth = {"version": 1, "seed": seed, "index": index, "width": width, "height": height,
              "panels": [list(p) for p in panels], "blocks": blocks}
-    return page, truth
+    return page, clean, mask, truth

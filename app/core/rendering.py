@@ -1,0 +1,158 @@
+"""Translated pages from a project: the blocks to clean and letter, and the exports.
+
+The GUI's views and the `render` command both go through `render_blocks` and
+`app.render.page.PageRenderer`, so the preview is the exported pixels.
+
+Text modes (`--text`):
+- translation: blocks with a translation are cleaned and lettered with it; the others stay as
+  they are;
+- source: blocks are cleaned and lettered with their (edited) transcription;
+- none: every block is cleaned, nothing is lettered.
+
+Formats: png / jpg / webp / psd write one file per page into a folder, named after the page
+(`001.png` -> `001.psd`); cbz and pdf write one file. PSD layers, bottom up: the original page
+(hidden), the cleaned page, one text layer per lettered block named by its block number.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from app.core.document import Page, Project
+from app.errors import Cancelled, UserError
+from app.render.page import TEXT_MODES, PageRenderer, RenderBlock
+from app.render.style import TextStyle, resolve
+
+FOLDER_FORMATS = ("png", "jpg", "webp", "psd")
+FILE_FORMATS = ("cbz", "pdf")
+FORMATS = FOLDER_FORMATS + FILE_FORMATS
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """text: one of TEXT_MODES; font: a font for every block (None: the styles' own);
+    lang: hyphenation language; target_lang: the translation's language when known (ja / zh
+    set vertically under direction "auto")."""
+
+    text: str = "translation"
+    font: str | None = None
+    lang: str | None = "en"
+    target_lang: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.text not in TEXT_MODES:
+            raise UserError(f"--text must be one of {', '.join(TEXT_MODES)}, not {self.text!r}")
+
+
+def block_style(project_style: TextStyle, block, options: RenderOptions) -> TextStyle:
+    style = resolve(project_style, block.style)
+    return replace(style, font=options.font) if options.font else style
+
+
+def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions) -> list[RenderBlock]:
+    """The page's blocks as the renderer takes them, in reading order (see the text modes)."""
+    out = []
+    for b in sorted(page.blocks, key=lambda b: b.order):
+        if options.text == "translation":
+            text = b.translation
+            clean = bool(text.strip())
+        elif options.text == "source":
+            text = b.display_text
+            clean = bool(text.strip())
+        else:
+            text, clean = "", True
+        out.append(RenderBlock(id=b.id, order=b.order, kind=b.kind, box=tuple(b.box), polygon=b.polygon,
+                               text=text, clean=clean, style=block_style(project_style, b, options),
+                               strokes=b.mask_edits))
+    return out
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote: files, pages skipped (name, why), and lettering figures."""
+
+    written: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    blocks: int = 0  # blocks lettered
+    below_min: int = 0  # lettered below the style's minimum size
+    overflow: int = 0  # did not fit at all (clipped)
+
+
+def plan_output(fmt: str, out: str | os.PathLike) -> Path:
+    """Check the output of a format: a folder for per-page formats, a file for cbz / pdf."""
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    out = Path(out)
+    if fmt in FOLDER_FORMATS:
+        if out.exists() and not out.is_dir():
+            raise UserError(f"{out} is a file; {fmt} pages are written into a folder (one file per page)")
+    elif out.is_dir():
+        raise UserError(f"{out} is a folder; a {fmt} export is one file: give a file name such as {out / ('pages.' + fmt)}")
+    return out
+
+
+def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine,
+                      options: RenderOptions | None = None, pages: Sequence[str] | None = None,
+                      progress: Callable[[int, int, str], None] | None = None,
+                      cancel: Callable[[], bool] | None = None) -> ExportReport:
+    """Render the chosen pages (all by default, in project order) and write them as `fmt`.
+
+    Pages whose image cannot be read are skipped and reported; the others are written.
+    progress(done, total, page name) after each page; cancel() -> True raises Cancelled (a file
+    being written is removed, files already written stay).
+    """
+    from app.core.sources import open_source
+    from app.render.writers import CbzWriter, PdfWriter, output_name, write_image, write_psd
+
+    options = options or RenderOptions()
+    out = plan_output(fmt, out)
+    chosen = [p for p in project.pages if pages is None or p.name in set(pages)]
+    report = ExportReport()
+    try:
+        source = open_source(project.source)
+    except (UserError, OSError) as exc:
+        raise UserError(f"{project.source}: the pages of this project cannot be opened ({exc}). Put the folder or "
+                        "archive back where it was.") from exc
+    sink = CbzWriter(out) if fmt == "cbz" else PdfWriter(out) if fmt == "pdf" else None
+    try:
+        if sink is not None:
+            sink.__enter__()
+        for done, page in enumerate(chosen, start=1):
+            if cancel is not None and cancel():
+                raise Cancelled()
+            try:
+                image = source.load(page.name)
+            except UserError as exc:
+                report.skipped.append((page.name, str(exc)))
+                continue
+            renderer = PageRenderer(image, engine, options.lang, options.target_lang)
+            result = renderer.render(render_blocks(page, project.style, options), cancel)
+            for _b, layer in result.layers:
+                report.blocks += 1
+                report.below_min += not layer.layout.fits
+                report.overflow += layer.layout.overflow
+            if fmt == "psd":
+                layers = [(str(b.order), layer.x0, layer.y0, layer.rgba) for b, layer in result.layers]
+                report.written.append(write_psd(out / output_name(page.name, "psd"), result.original,
+                                                result.cleaned, layers))
+            elif sink is None:
+                report.written.append(write_image(result.final, out / output_name(page.name, fmt)))
+            elif fmt == "cbz":
+                sink.add(page.name, result.final)
+            else:
+                sink.add(result.final)
+            if progress is not None:
+                progress(done, len(chosen), page.name)
+    except BaseException as exc:
+        if sink is not None:
+            sink.__exit__(type(exc), exc, exc.__traceback__)
+            sink = None
+        raise
+    finally:
+        source.close()
+    if sink is not None:
+        sink.__exit__(None, None, None)
+        report.written.append(out)
+    return report

@@ -1,0 +1,154 @@
+"""One page through the last stage: masks, cleaning, typesetting, compositing, with caches.
+
+`RenderBlock` is the plain data a block needs here (app.core builds it from the document);
+`PageRenderer` holds one decoded page and caches per block its mask, its clean patch and its
+text layer, so that the GUI re-letters one bubble after an edit without cleaning the page again,
+and the exports reuse what the preview computed. The result of `render` depends only on the
+blocks given, never on what was cached before.
+
+    renderer = PageRenderer(image, engine)
+    result = renderer.render(blocks)     # RenderedPage: original, cleaned, final, layers
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from app.errors import Cancelled
+from app.render.draw import composite
+from app.render.inpaint import CleanPatch, clean_block
+from app.render.masks import BlockMask, block_mask, to_gray
+from app.render.strokes import MaskStroke
+from app.render.style import TextStyle
+from app.render.typeset import Shape, TextLayer, bubble_shape, typeset
+
+TEXT_MODES = ("translation", "source", "none")
+
+
+@dataclass(frozen=True)
+class RenderBlock:
+    """A block as the renderer sees it. `text` is what to letter ("" = nothing); `clean` says
+    whether its source text is removed; `strokes` are the user's mask edits."""
+
+    id: str
+    order: int
+    kind: str
+    box: tuple[float, float, float, float]
+    polygon: tuple[tuple[float, float], ...] | None
+    text: str
+    clean: bool
+    style: TextStyle
+    strokes: tuple[MaskStroke, ...] = ()
+
+
+@dataclass(eq=False)
+class RenderedPage:
+    """RGB pages (H, W, 3) uint8: the original, the cleaned page (blocks with clean=True), and
+    the final page (cleaned + lettered). `layers`: (block, TextLayer) in reading order;
+    `methods`: block id -> how it was cleaned (fill, opencv, lama, none)."""
+
+    original: np.ndarray
+    cleaned: np.ndarray
+    final: np.ndarray
+    layers: list[tuple[RenderBlock, TextLayer]]
+    methods: dict[str, str]
+
+
+class PageRenderer:
+    """Masks, clean patches and text layers of one page, computed on demand and cached."""
+
+    def __init__(self, image, engine, lang: str | None = "en", target_lang: str | None = None):
+        if isinstance(image, Image.Image):
+            image = np.asarray(image.convert("RGB"))
+        self.original = np.ascontiguousarray(image)
+        self.gray = to_gray(self.original)
+        self.engine = engine
+        self.lang = lang
+        self.target_lang = target_lang
+        self._masks: dict[tuple, BlockMask] = {}
+        self._patches: dict[tuple, CleanPatch] = {}
+        self._shapes: dict[tuple, Shape] = {}
+        self._layers: dict[tuple, TextLayer | None] = {}
+        self._cleaned: tuple[tuple, np.ndarray] | None = None  # the last cleaned page and its key
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.original.shape[1], self.original.shape[0]
+
+    # --- per block ------------------------------------------------------------------------
+    @staticmethod
+    def _mask_key(b: RenderBlock) -> tuple:
+        return (b.box, b.polygon, b.strokes, b.kind)
+
+    def mask(self, b: RenderBlock) -> BlockMask:
+        key = self._mask_key(b)
+        hit = self._masks.get(key)
+        if hit is None:
+            hit = self._masks[key] = block_mask(self.gray, b.box, b.polygon, b.strokes, kind=b.kind)
+        return hit
+
+    def patch(self, b: RenderBlock) -> CleanPatch:
+        key = (self._mask_key(b), self.engine.name)
+        hit = self._patches.get(key)
+        if hit is None:
+            hit = self._patches[key] = clean_block(self.original, self.mask(b), self.engine)
+        return hit
+
+    def has_patch(self, b: RenderBlock) -> bool:
+        """True when the block's clean patch is cached (rendering it again is cheap)."""
+        return (self._mask_key(b), self.engine.name) in self._patches
+
+    def shape(self, b: RenderBlock) -> Shape:
+        key = (self._mask_key(b), b.kind)
+        hit = self._shapes.get(key)
+        if hit is None:
+            width, height = self.size
+            hit = self._shapes[key] = bubble_shape(b.box, b.polygon, b.kind, self.mask(b), width, height)
+        return hit
+
+    def layer(self, b: RenderBlock) -> TextLayer | None:
+        key = (self._mask_key(b), b.kind, b.text, b.style)
+        if key not in self._layers:
+            self._layers[key] = typeset(b.text, b.style, self.shape(b), self.lang, self.target_lang) \
+                if b.text.strip() else None
+        return self._layers[key]
+
+    def forget(self, keep: Sequence[RenderBlock]) -> None:
+        """Drop cached text layers that none of `keep` uses (after edits, to bound memory)."""
+        wanted = {(self._mask_key(b), b.kind, b.text, b.style) for b in keep}
+        for key in [k for k in self._layers if k not in wanted]:
+            del self._layers[key]
+
+    # --- the page ---------------------------------------------------------------------------
+    def cleaned(self, blocks: Sequence[RenderBlock], cancel: Callable[[], bool] | None = None) -> np.ndarray:
+        """The page with every block of `blocks` that has clean=True cleaned (read-only: the
+        last one is kept, so that re-lettering after an edit does not clean the page again)."""
+        key = (tuple(self._mask_key(b) for b in blocks if b.clean), self.engine.name)
+        if self._cleaned is not None and self._cleaned[0] == key:
+            return self._cleaned[1]
+        out = self.original.copy()
+        for b in blocks:
+            if cancel is not None and cancel():
+                raise Cancelled()
+            if b.clean:
+                self.patch(b).apply(out)
+        out.flags.writeable = False
+        self._cleaned = (key, out)
+        return out
+
+    def render(self, blocks: Sequence[RenderBlock], cancel: Callable[[], bool] | None = None) -> RenderedPage:
+        cleaned = self.cleaned(blocks, cancel)
+        final = cleaned.copy()
+        layers = []
+        for b in blocks:
+            if cancel is not None and cancel():
+                raise Cancelled()
+            layer = self.layer(b)
+            if layer is not None:
+                composite(final, layer.rgba, layer.x0, layer.y0)
+                layers.append((b, layer))
+        methods = {b.id: self.patch(b).method for b in blocks if b.clean}
+        return RenderedPage(self.original, cleaned, final, layers, methods)
