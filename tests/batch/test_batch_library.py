@@ -10,7 +10,7 @@ import pytest
 
 from app.core.atomic import append_line, read_lines
 from app.core.batch.chunks import ChunkPayload, MemorySource, chunk_bounds, read_payload
-from app.core.batch.journal import BatchLog, PartialVolume, is_complete
+from app.core.batch.journal import BatchLog, PartialVolume, is_complete, lock_out_dir
 from app.core.batch.library import find_volumes
 from app.core.document import Block, Page, Project
 from app.core.export import export_json
@@ -114,6 +114,15 @@ def test_complete_means_same_settings_and_every_current_page_exported(tmp_path):
     log.append({"volume": "v", "pages": 2})
     assert BatchLog(tmp_path).records["v"]["pages"] == 2  # the last line of a volume counts
     assert "finished_at" in BatchLog(tmp_path).records["v"]
+
+
+def test_two_runs_cannot_write_to_one_folder_at_once(tmp_path):
+    with lock_out_dir(tmp_path):
+        with pytest.raises(UserError, match="another `hayai-desktop batch` is writing"):
+            with lock_out_dir(tmp_path):
+                pass
+    with lock_out_dir(tmp_path):  # free again once the first run is over
+        pass
 
 
 def test_the_chunks_of_a_half_read_volume_survive_a_restart_with_the_same_header(tmp_path):

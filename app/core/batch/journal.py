@@ -34,6 +34,31 @@ log = logging.getLogger(__name__)
 
 LOG_NAME = "batch.jsonl"
 STATE_DIR = ".hayai-batch"
+LOCK_NAME = ".hayai-batch.lock"
+
+
+@contextlib.contextmanager
+def lock_out_dir(out_dir: Path):
+    """Hold OUT_DIR for this run: a second batch writing to the same folder at the same time
+    gets a UserError instead of mixing its records with this one's. (POSIX advisory lock, let go
+    when the process ends, however it ends; no lock where fcntl is missing, i.e. Windows.)"""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path = out_dir / LOCK_NAME
+    try:
+        stream = open(path, "a+")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot create the lock file ({exc.strerror or exc}).") from exc
+    with stream:
+        try:
+            fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise UserError(f"{out_dir}: another `hayai-desktop batch` is writing to this folder. Wait for it "
+                            "to finish, or give this run another --out.") from exc
+        yield
 
 
 def _loads(lines: list[str], where: Path) -> list[dict]:

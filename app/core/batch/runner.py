@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from app.core.batch.chunks import ChunkResult, chunk_bounds, process_chunk
-from app.core.batch.journal import STATE_DIR, BatchLog, PartialVolume, is_complete
+from app.core.batch.journal import STATE_DIR, BatchLog, PartialVolume, is_complete, lock_out_dir
 from app.core.batch.library import Volume
 from app.core.document import Project
 from app.core.pipeline import PipelineSettings
@@ -312,16 +312,17 @@ def run_batch(volumes: list[Volume], options: BatchOptions, engine, observer=Non
         raise UserError(f"{options.out_dir}: cannot create the output folder ({exc.strerror or exc}).") from exc
     driver = _Driver(options, engine, observer)
     driver.summary.volumes = len(volumes)
-    todo, restage = driver.plan(volumes)
-    for volume in restage:
-        driver.restage(volume)
-    if todo:
-        engine.start()
-        try:
-            for result in engine.run(driver.jobs(todo)):
-                driver.accept(result)
-        finally:
-            engine.close()
+    with lock_out_dir(options.out_dir):
+        todo, restage = driver.plan(volumes)
+        for volume in restage:
+            driver.restage(volume)
+        if todo:
+            try:
+                engine.start()
+                for result in engine.run(driver.jobs(todo)):
+                    driver.accept(result)
+            finally:
+                engine.close()
     driver.summary.seconds = time.perf_counter() - start
     with contextlib.suppress(OSError):  # the state folder, once no volume is left half read
         (options.out_dir / STATE_DIR).rmdir()
