@@ -81,16 +81,17 @@ def test_resume_after_a_stop_after_the_first_volume(library, ocr_reference, tmp_
 
 def test_a_volume_cut_off_halfway_goes_on_from_the_pages_it_had(library, ocr_reference, tmp_path, pages_read):
     out = tmp_path / "out"
-    _run_stopping(library, out, lambda e: e.kind == "chunk")  # after pages 1-4 of vol 01
-    assert not (out / "Series A" / "vol 01.json").exists()
+    _run_stopping(library / "Series A", out, lambda e: e.kind == "chunk")  # after pages 1-4 of vol 01
+    assert not (out / "vol 01.json").exists()
     (state,) = (out / ".hayai-batch").iterdir()
     with open(state, "ab") as f:  # a line torn by a crash in the middle of a write
         f.write(b'{"chunk": 1, "pages": [{"na')
     pages_read.clear()
 
-    assert main(["batch", str(library), "--out", str(out)] + MODEL_ARGS) == 1
+    assert main(["batch", str(library / "Series A"), "--out", str(out)] + MODEL_ARGS) == 0
     assert [n for folder, n in pages_read if folder == "vol 01"] == ["page_0004.png"]
-    assert _exports(out) == ocr_reference
+    assert {key: read_export(out / f"{key}.json") for key in ("vol 01", "vol 02")} == \
+        {key: ocr_reference[f"Series A/{key}"] for key in ("vol 01", "vol 02")}
     assert not (out / ".hayai-batch").exists()
 
 
@@ -149,7 +150,7 @@ def test_one_progress_bar_for_the_library(library, tmp_path, monkeypatch):
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a 100-column terminal
     with os.fdopen(slave, "w") as tty:
         monkeypatch.setattr("sys.stderr", tty)
-        assert main(["batch", str(library / "Series A"), "--out", str(tmp_path / "o")] + MODEL_ARGS) == 0
+        assert main(["batch", str(library / "Series A" / "vol 02.cbz"), "--out", str(tmp_path / "o")] + MODEL_ARGS) == 0
     drawn = os.read(master, 65536).decode()
     os.close(master)
-    assert "library" in drawn and "8/8" in drawn and "page" in drawn
+    assert "library" in drawn and "3/3" in drawn and "page" in drawn

@@ -1,8 +1,7 @@
 """`hayai-desktop batch --ray` on one local Ray runtime (2 CPUs) with 2 model-holding workers.
 
-The workers read on one torch thread each (a worker takes one CPU), so their exports are
-compared with `ocr` run on one thread: CPU kernels sum in a thread-dependent order, which can
-move a box by 0.01 px (the export rounds boxes to 0.01 px) between runs on 1 and 2 threads.
+The workers read on one torch thread each (a worker takes one CPU), as `ocr` does in these tests
+(conftest.one_torch_thread): the exports must be the same.
 """
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ ray = pytest.importorskip("ray")
 
 from app.cli import _subcommand_parser, main  # noqa: E402
 from app.commands import batch as batch_command  # noqa: E402
-from tests.batch.conftest import MODEL_ARGS, VOLUMES, ocr_exports, read_export  # noqa: E402
+from tests.batch.conftest import MODEL_ARGS, VOLUMES, read_export  # noqa: E402
 
 RAY_ARGS = ["--ray", "--workers", "2"]
 
@@ -30,27 +29,22 @@ def local_ray():
     ray.shutdown()
 
 
-@pytest.fixture(scope="module")
-def ocr_one_thread(library, tmp_path_factory):
-    return ocr_exports(library, tmp_path_factory.mktemp("ocr-1-thread"), threads=1)
-
-
 def _exports(out) -> dict[str, dict]:
     return {key: read_export(out / f"{key}.json") for key in VOLUMES}
 
 
-def test_ray_batch_writes_what_ocr_writes(local_ray, library, ocr_one_thread, tmp_path, capsys):
+def test_ray_batch_writes_what_ocr_writes(local_ray, library, ocr_reference, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["batch", str(library), "--out", str(out)] + RAY_ARGS + MODEL_ARGS) == 1
     err = capsys.readouterr().err
-    assert _exports(out) == ocr_one_thread
+    assert _exports(out) == ocr_reference
     assert "12 pages read (1 unreadable)" in err and "2 workers on a local Ray runtime" in err
     log = [json.loads(line) for line in (out / "batch.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sorted(r["volume"] for r in log) == sorted(VOLUMES)
     assert ray.is_initialized(), "the batch must not stop a runtime it did not start"
 
 
-def test_a_killed_worker_is_replaced_and_its_pages_read_once(local_ray, library, ocr_one_thread, tmp_path, capsys):
+def test_a_killed_worker_is_replaced_and_its_pages_read_once(local_ray, library, ocr_reference, tmp_path, capsys):
     args = _subcommand_parser("batch").parse_args(["batch", str(library), "--out", str(tmp_path / "out")]
                                                    + RAY_ARGS + MODEL_ARGS)
     chunks, killed = [], []
@@ -66,9 +60,9 @@ def test_a_killed_worker_is_replaced_and_its_pages_read_once(local_ray, library,
 
     assert batch_command.run(args, observer) == 1
     err = capsys.readouterr().err
-    assert _exports(tmp_path / "out") == ocr_one_thread  # nothing lost, nothing twice, same text
+    assert _exports(tmp_path / "out") == ocr_reference  # nothing lost, nothing twice, same text
     pages = Counter((key, name) for key, _, _, names in chunks for name in names)
-    assert sorted(pages) == sorted((k, p["name"]) for k, e in ocr_one_thread.items() for p in e["pages"])
+    assert sorted(pages) == sorted((k, p["name"]) for k, e in ocr_reference.items() for p in e["pages"])
     assert set(pages.values()) == {1}, "a page was taken twice"
     workers = {w for _, _, w, _ in chunks}
     assert killed[0] in workers and len(workers) == 3, "the killed worker was not replaced by a new process"
