@@ -154,3 +154,16 @@ def test_one_progress_bar_for_the_library(library, tmp_path, monkeypatch):
     drawn = os.read(master, 65536).decode()
     os.close(master)
     assert "library" in drawn and "3/3" in drawn and "page" in drawn
+
+
+def test_a_damaged_archive_is_reported_and_the_other_volumes_are_read(library, ocr_reference, tmp_path, capsys):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy(library / "Series A" / "vol 02.cbz", lib / "good.cbz")
+    (lib / "cut.cbz").write_bytes((library / "Series A" / "vol 02.cbz").read_bytes()[:300])  # a cut download
+    out = tmp_path / "out"
+    assert main(["batch", str(lib), "--out", str(out)] + MODEL_ARGS) == 1
+    err = capsys.readouterr().err
+    assert f"{lib / 'cut.cbz'}: not a valid ZIP/CBZ archive" in err and "1 written" in err and "1 failed" in err
+    assert [r["volume"] for r in _log(out)] == ["good"]
+    assert read_export(out / "good.json")["pages"] == ocr_reference["Series A/vol 02"]["pages"]
