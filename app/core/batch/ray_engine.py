@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,10 @@ def import_ray():
     try:
         import ray
     except ImportError as exc:
+        if getattr(sys, "frozen", False):
+            raise UserError("--ray is not available in the desktop bundle, which has no Ray: install the app "
+                            "with pip install 'hayai-desktop[cluster]' to run on Ray (docs/cluster.md). "
+                            "Without --ray the batch runs in this process.") from exc
         raise UserError("--ray needs Ray, which is not installed: pip install 'hayai-desktop[cluster]' "
                         "(or pip install 'ray[client]'). Without --ray the batch runs in this process.") from exc
     return ray
