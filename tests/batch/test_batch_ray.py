@@ -38,7 +38,7 @@ def test_ray_batch_writes_what_ocr_writes(local_ray, library, ocr_reference, tmp
     assert main(["batch", str(library), "--out", str(out)] + RAY_ARGS + MODEL_ARGS) == 1
     err = capsys.readouterr().err
     assert _exports(out) == ocr_reference
-    assert "12 pages read (1 unreadable)" in err and "2 workers on a local Ray runtime" in err
+    assert "12 pages read (1 unreadable)" in err and "2 worker(s) on a local Ray runtime" in err
     log = [json.loads(line) for line in (out / "batch.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sorted(r["volume"] for r in log) == sorted(VOLUMES)
     assert ray.is_initialized(), "the batch must not stop a runtime it did not start"

@@ -173,7 +173,7 @@ class RayEngine:
         devices = sorted({i["device"] for i in self.info})
         hosts = {i["worker"].split("@", 1)[1] for i in self.info}
         where = "a local Ray runtime" if self.address is None else f"Ray at {self.address}"
-        return f"{len(self.info)} workers on {where} ({len(hosts)} machine(s), {', '.join(devices)})"
+        return f"{len(self.info)} worker(s) on {where} ({len(hosts)} machine(s), {', '.join(devices)})"
 
     def worker_ids(self) -> list[str]:
         """"pid@host" of each worker as started (restarted ones have new pids)."""
