@@ -20,6 +20,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check app tests bench tools
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	$(PY) bench/ocr_throughput.py

@@ -21,6 +21,7 @@ import sys
 
 from app import __version__
 from app.errors import UserError
+from app.logs import configure_logging
 
 SUBCOMMANDS = {
     "recognize": "app.commands.recognize",
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = _subcommand_parser(argv[0]).parse_args(argv)
+            configure_logging(stderr=True)
             return int(args.run(args) or 0)
         args = _gui_parser().parse_args(argv)
         from app.ui.main import run_gui  # deferred: Qt only when the GUI is wanted

@@ -1,10 +1,13 @@
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("YOLO_OFFLINE", "1")
+# app.logs writes its file here when a test runs a command in-process (never the user's log folder)
+os.environ.setdefault("HAYAI_LOG_DIR", str(Path(tempfile.mkdtemp(prefix="hayai-test-logs-"))))
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:

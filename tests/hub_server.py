@@ -12,7 +12,8 @@ Two real HTTP/1.1 servers on 127.0.0.1 (random ports), as the Hub is laid out:
 
 Test controls: `add_repo(...)`, `files[...]` (replace bytes to serve a corrupted file),
 `drop_once[filename] = n` (send the headers for the whole body, then only n bytes and close the
-connection, once), `requests` (every request seen: method, path, headers).
+connection, once), `hold[filename] = (n, event)` (send n bytes, then nothing until `event` is
+set: a stalled connection), `requests` (every request seen: method, path, headers).
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class SeenRequest:
 class FakeHub:
     files: dict[tuple[str, str, str], bytes] = field(default_factory=dict)  # (repo, rev, name) -> bytes
     drop_once: dict[str, int] = field(default_factory=dict)  # filename -> bytes sent before dropping
+    hold: dict[str, tuple[int, threading.Event]] = field(default_factory=dict)  # filename -> (bytes, release)
     requests: list[SeenRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -64,6 +66,7 @@ class FakeHub:
         with self._lock:
             self.files.clear()
             self.drop_once.clear()
+            self.hold.clear()
             self.requests.clear()
 
     def fetched(self, filename: str, method: str = "GET") -> list[SeenRequest]:
@@ -161,6 +164,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True  # the client sees the body end early
             return
+        held = self.hub.hold.get(name)
+        if held is not None and held[0] < len(body):
+            self.wfile.write(body[:held[0]])
+            self.wfile.flush()
+            held[1].wait(120)  # a stalled connection: headers and some bytes, then silence
+            body = body[held[0]:]
         self.wfile.write(body)
 
 

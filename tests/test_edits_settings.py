@@ -53,3 +53,24 @@ def test_settings_round_trip_and_bad_values(tmp_path):
     assert (loaded.patches, loaded.device, loaded.order) == (384, "auto", "rtl")
     path.write_text("not json", encoding="utf-8")
     assert load_settings(path) == AppSettings()
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"recent_sources": 5}', "\udcff"])
+def test_a_damaged_settings_file_is_kept_aside_and_said(tmp_path, caplog, text):
+    import logging
+    from dataclasses import replace
+
+    path = tmp_path / "settings.json"
+    data = text.encode("utf-8", "surrogateescape")  # the last one is not even UTF-8
+    path.write_bytes(data)
+    (tmp_path / "settings.json.bad").write_text("an older bad file", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="app.core.settings"):
+        loaded = load_settings(path)
+    assert loaded == AppSettings()
+    assert (tmp_path / "settings.json.bad").read_bytes() == data  # the user's file, kept
+    assert not path.exists()
+    (record,) = [r for r in caplog.records if r.name == "app.core.settings"]
+    assert record.levelname == "WARNING"
+    assert str(path) in record.getMessage() and "settings.json.bad" in record.getMessage()
+    save_settings(replace(loaded, patches=512), path)  # the next save writes a good file beside it
+    assert load_settings(path).patches == 512 and (tmp_path / "settings.json.bad").read_bytes() == data

@@ -67,7 +67,9 @@ def hubenv(server, tmp_path, monkeypatch):
 
 def test_manifest_pins_published_models():
     nova = store.get_entry("nova")
-    assert nova.name == store.DEFAULT_OCR == "hayai-ocr-v2.5-nova"
+    assert nova.name == store.default_model("ocr") == "hayai-ocr-v2.5-nova"
+    assert store.default_model("detector") == "comic-speech-bubble-detector"
+    assert store.default_model("translation") is None
     assert nova.revision == "e34d7755ed11e626c5ba39544af5d66f20ee57cc"
     assert {f.name for f in nova.files} == {"config.json", "model.safetensors", "tokenizer.json",
                                             "tokenizer_config.json"}
@@ -354,3 +356,48 @@ def test_cli_tty_progress_bar_and_ctrl_c_resume(hubenv, monkeypatch):
     assert main(["models", "download", entry.name]) == 0
     assert server.fetched("model.safetensors")[-1].headers.get("Range", "").startswith("bytes=")
     assert (store.models_dir() / entry.name / "model.safetensors").read_bytes() == files["model.safetensors"]
+
+
+def test_the_store_code_names_no_model():
+    """app.models knows kinds, files and hashes; which models exist (and which is the default) is
+    manifest data only: no model name, alias or repo appears in the store's code."""
+    from pathlib import Path
+
+    import app.models
+
+    names = set(store.MODELS) | set(store.ALIASES) | {e.repo_id for e in store.MODELS.values()}
+    names |= {e.repo_id.split("/")[1] for e in store.MODELS.values()}
+    folder = Path(app.models.__file__).parent
+    for path in sorted(folder.glob("*.py")):
+        if path.name == "manifest.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        found = sorted(n for n in names if f'"{n}"' in text or f"'{n}'" in text)
+        assert not found, f"{path.name} names {found}: put it in the manifest"
+
+
+def test_a_new_kind_of_model_goes_through_the_store_like_any_other(server, tmp_path, monkeypatch, capsys):
+    """A translation model (three files, folder) is downloaded, verified, resolved and listed under
+    its kind with no code that knows what a translation model is."""
+    server.reset()
+    files = {"config.json": b'{"model_type": "marian"}', "model.safetensors": os.urandom(70_000),
+             "source.spm": b"spm-model-bytes"}
+    repo, name = "tester/tiny-mt", "tiny-mt-ja-en"
+    server.add_repo(repo, REV, files)
+    entry = ModelEntry(name=name, repo_id=repo, revision=REV, kind="translation", description="test MT",
+                       files=tuple(ModelFile(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in files.items()))
+    monkeypatch.setitem(store.MODELS, name, entry)
+    monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
+    monkeypatch.setenv("HAYAI_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+
+    path = store.download(name)
+    assert path == store.models_dir() / name and path.is_dir()
+    assert {p.name for p in path.iterdir()} == set(files)
+    assert store.resolve_model(name) == path
+    assert [ok for _, ok, _ in store.verify(name)] == [True, True, True]
+    assert main(["models", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(i for i, ln in enumerate(lines) if ln.startswith(name))
+    assert lines.index("Translation:") < row and " yes " in lines[row]

@@ -7,8 +7,7 @@ import torch
 from PIL import Image
 from safetensors.torch import load_file, save_file
 
-from app.errors import Cancelled, ModelError, UserError
-from app.models.device import resolve_device
+from app.errors import Cancelled, ModelError
 from app.ocr import generate, load_recognizer
 from app.ocr.preprocess import preprocess
 from app.ocr.testing import write_tiny_checkpoint
@@ -184,24 +183,29 @@ def _sequence_logprob(rec, crop, tokens):
     return total
 
 
-def test_beam_search_finds_at_least_the_greedy_likelihood(recognizers, crops):
-    rec = recognizers["nova"]
-    n = 4
-    for crop in crops[:3]:
-        greedy = rec.recognize([crop], 256, n)[0].tokens
-        beam = rec.recognize([crop], 256, n, num_beams=4, length_penalty=0.0)[0].tokens
-        if len(greedy) == n and len(beam) == n:
-            assert _sequence_logprob(rec, crop, beam) >= _sequence_logprob(rec, crop, greedy) - 1e-4
-        assert rec.recognize([crop], 256, n, num_beams=4, length_penalty=0.0)[0].tokens == beam
+def _full_logprob(rec, crop, tokens, n) -> float:
+    """log p(tokens) under the model, plus the stop token's when the sequence ended before n."""
+    total = _sequence_logprob(rec, crop, tokens)
+    if len(tokens) < n:
+        prefix = generate.encode_prefix(rec.model, preprocess([crop], 256))
+        logp = torch.log_softmax(generate.forward_uncached(rec.model, prefix, rec.tokenizer.bos_id, tokens), -1)
+        total += float(max(logp[0, t] for t in rec.stop_ids))
+    return total
 
 
-def test_device_policy_on_this_machine():
-    expected = "cuda" if torch.cuda.is_available() else "cpu"
-    if not torch.cuda.is_available():
-        with pytest.raises(UserError, match="CUDA"):
-            resolve_device("cuda")
-        assert resolve_device("auto").type in ("cpu", "mps")
-    else:
-        assert resolve_device("auto").type == expected
-    with pytest.raises(UserError, match="unknown device"):
-        resolve_device("tpu")
+def test_beam_search_finds_at_least_the_greedy_likelihood_and_sometimes_more(recognizers, crops):
+    """On every crop the beam's sequence is at least as likely as the greedy one, and on some it is
+    more likely (measured: 3 of the 18 crop x variant pairs here), so a beam search that only
+    returned the greedy path fails."""
+    n, better = 4, 0
+    for variant in VARIANTS:
+        rec = recognizers[variant]
+        for i, crop in enumerate(crops):
+            greedy = rec.recognize([crop], 256, n)[0].tokens
+            beam = rec.recognize([crop], 256, n, num_beams=4, length_penalty=0.0)[0].tokens
+            g, b = _full_logprob(rec, crop, greedy, n), _full_logprob(rec, crop, beam, n)
+            assert b >= g - 1e-4, (variant, i, greedy, beam, g, b)
+            better += b > g + 1e-3
+            assert rec.recognize([crop], 256, n, num_beams=4, length_penalty=0.0)[0].tokens == beam
+    assert better >= 2, "beam search found nothing more likely than greedy decoding"
+

@@ -213,3 +213,9 @@ def test_cbz_damaged_member_is_a_page_error(tmp_path):
         with pytest.raises(ImageError, match=r"crc\.cbz: 1\.png: cannot extract"):
             source.load("1.png")
         assert source.load("2.png").getpixel((0, 0)) == (5, 5, 5)  # the rest still opens
+
+
+def test_natural_order_reads_full_width_digits_as_numbers():
+    names = ["１０.png", "２.png", "1.png", "第１１話/３.png", "第２話/１０.png", "第２話/９.png", "p１0.png", "p9.png"]
+    assert natural_sorted(names) == ["1.png", "２.png", "１０.png", "p9.png", "p１0.png",
+                                     "第２話/９.png", "第２話/１０.png", "第１１話/３.png"]

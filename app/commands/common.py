@@ -5,15 +5,17 @@ import sys
 
 from app.core.pipeline_spec import DEFAULT_DETECTOR, PipelineSpec
 from app.errors import UserError
+from app.models.manifest import DEFAULTS
 
 
 def add_model_options(parser) -> None:
-    parser.add_argument("--model", default="nova",
-                        help="OCR model folder or model-store name (default: nova, Hayai v2.5 Nova)")
+    parser.add_argument("--model", default=DEFAULTS["ocr"],
+                        help=f"OCR model folder or model-store name (default: {DEFAULTS['ocr']})")
     parser.add_argument("--patches", type=int, default=384, help="patch budget per crop (256 / 384 / 512 ...)")
     parser.add_argument("--max-new-tokens", type=int, default=128, help="most tokens generated per crop")
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
-    parser.add_argument("--batch-size", type=int, default=None, help="crops decoded together")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="crops decoded together (default: the recognizer's choice for the device)")
 
 
 def add_detector_options(parser) -> None:

@@ -62,7 +62,7 @@ def _list(out) -> int:
             if entry.kind != kind:
                 continue
             where = installed.get(name)
-            label = name + (" (default)" if name == store.DEFAULT_OCR else "")
+            label = name + (" (default)" if name == store.default_model(kind) else "")
             state = {"app": "yes", "hf-cache": "yes (HF cache)"}.get(where[1], "") if where else "no"
             group.append((label, _human(entry.size), state, str(where[0]) if where else "-"))
         if group:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from app import __version__
-from app.core.atomic import atomic_write_text
+from app.atomic import atomic_write_text
 from app.core.document import Block, Page, Project
 from app.errors import UserError
 from app.render.strokes import stroke_to_dict

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.atomic import atomic_write_json
 from app.core.settings import config_dir
 from app.translate.base import server_label
 from app.translate.presets import DEFAULT_URL, preset_for_url
@@ -147,12 +147,4 @@ def _write_file(data: dict[str, str]) -> None:
     if not data and not path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".keys-", suffix=".tmp", dir=path.parent)  # mkstemp: mode 0600
-    try:
-        os.chmod(tmp, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_json(path, data, indent=None, mode=0o600)  # its temporary file is 0600 from the start

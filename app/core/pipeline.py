@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from app.core.document import Block, Page
-from app.detect.blocks import build_blocks, crop, is_vertical, pad_box
+from app.detect.blocks import build_regions, crop, is_vertical, pad_box
 from app.errors import Cancelled, UserError
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,9 @@ PAGE_ERRORS = (UserError, OSError, ValueError, RuntimeError)
 @dataclass(frozen=True)
 class PipelineSettings:
     """patches: recognizer patch budget (256 / 384 / 512); max_new_tokens: decode limit per crop;
-    order: "rtl" | "ltr"; batch_size: crops per recognizer batch; imgsz / conf / iou: detector
+    order: "rtl" | "ltr"; batch_size: crops per recognizer batch (None: the recognizer's own
+    policy for its device, `Recognizer.default_batch_size`, for the GUI and the CLI alike);
+    imgsz / conf / iou: detector
     input size (pixels, long side; None = the size the detector was trained at), minimum score,
     NMS IoU; chunk_pages: pages per detect+read
     round; detect_batch: pages per detector call."""
@@ -36,7 +38,7 @@ class PipelineSettings:
     patches: int = 384
     max_new_tokens: int = 128
     order: str = "rtl"
-    batch_size: int = 16
+    batch_size: int | None = None
     imgsz: int | None = None
     conf: float = 0.25
     iou: float = 0.5
@@ -52,6 +54,14 @@ class PipelineProgress:
     pages_total: int
     blocks_done: int
     blocks_total: int
+
+
+def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl") -> list[Block]:
+    """The document's blocks for one page's detections: app.detect's regions in reading order,
+    numbered: ids "b1".."bn", order 1..n, empty text."""
+    return [Block(id=f"b{n}", order=n, kind=r.kind, box=r.box, polygon=r.polygon, vertical=r.vertical,
+                  score=r.score)
+            for n, r in enumerate(build_regions(detections, image_size, order), start=1)]
 
 
 def error_text(exc: BaseException) -> str:

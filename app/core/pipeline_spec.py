@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from app.core.pipeline import Pipeline, PipelineSettings
+from app.models.manifest import DEFAULTS
 
-DEFAULT_DETECTOR = "comic-speech-bubble-detector"
+DEFAULT_DETECTOR = DEFAULTS["detector"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class PipelineSpec:
     batch_size: crops per recognizer batch (None: the recognizer's default for its device);
     the rest as in `PipelineSettings`."""
 
-    model: str = "nova"
+    model: str = DEFAULTS["ocr"]
     detector: str = DEFAULT_DETECTOR
     device: str = "auto"
     patches: int = 384
@@ -73,6 +74,6 @@ def load_pipeline(spec: PipelineSpec) -> Pipeline:
     detector = load_detector(spec.detector, device=spec.device)
     recognizer = load_recognizer(spec.model, device=spec.device)
     settings = PipelineSettings(patches=spec.patches, max_new_tokens=spec.max_new_tokens, order=spec.order,
-                                batch_size=spec.batch_size or recognizer.default_batch_size(),
+                                batch_size=spec.batch_size,  # None: the recognizer's policy, as in the GUI
                                 imgsz=spec.imgsz, conf=spec.conf)
     return Pipeline(detector, recognizer, settings)

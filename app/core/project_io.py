@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from app import __version__
-from app.core.atomic import atomic_write_text
+from app.atomic import atomic_write_text
 from app.core.document import Block, Page, Project
 from app.core.sources import natural_key, open_source
 from app.errors import UserError

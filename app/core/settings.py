@@ -6,12 +6,14 @@ lives in QSettings. `HAYAI_DESKTOP_CONFIG_DIR` overrides the folder (tests, port
 from __future__ import annotations
 
 import json
+import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
-DEFAULT_MODEL = "hayai-ocr-v2.5-nova"
+from app.atomic import atomic_write_json
+from app.models.manifest import DEFAULTS
+
 PATCH_BUDGETS = (256, 384, 512)
 DEVICES = ("auto", "cuda", "cpu")
 ORDERS = ("rtl", "ltr")
@@ -21,11 +23,13 @@ INPAINT_ENGINES = ("auto", "opencv", "lama")
 MAX_RECENT = 10
 TRANSLATION_PROVIDERS = ("", "openai", "deepl", "offline")
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class AppSettings:
-    model: str = DEFAULT_MODEL  # model name known to the store, or a folder path
-    detector: str = "comic-speech-bubble-detector"  # detector name (model store) or .pt path
+    model: str = DEFAULTS["ocr"]  # model name known to the store, or a folder path
+    detector: str = DEFAULTS["detector"]  # detector name (model store) or .pt path
     device: str = "auto"  # one of DEVICES
     patches: int = 384  # patch budget per crop (any positive value; 256/384/512 offered)
     order: str = "rtl"  # reading order for new detections
@@ -84,35 +88,50 @@ def settings_path() -> Path:
 
 
 def load_settings(path: Path | None = None) -> AppSettings:
-    """Read settings; a missing or unreadable file gives the defaults (never raises)."""
+    """Read settings; never raises. A missing file gives the defaults. A file that cannot be read
+    as settings (not JSON, not an object, wrong types) is moved aside to `settings.json.bad`
+    (replacing an older one), a warning says so, and the defaults are used: the next save writes
+    a good file without destroying the user's old one."""
     path = path or settings_path()
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return AppSettings()
+    except (OSError, UnicodeDecodeError) as exc:
+        return _set_aside(path, exc)
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        return _set_aside(path, exc)
     if not isinstance(raw, dict):
-        return AppSettings()
+        return _set_aside(path, ValueError(f"a JSON {type(raw).__name__}, not an object"))
     known = {f.name for f in fields(AppSettings)}
     values = {k: v for k, v in raw.items() if k in known}
-    if "recent_sources" in values:
-        values["recent_sources"] = tuple(values["recent_sources"] or ())
     try:
+        if "recent_sources" in values:
+            values["recent_sources"] = tuple(values["recent_sources"] or ())
         return AppSettings(**values).validated()
-    except TypeError:
-        return AppSettings()
+    except (TypeError, ValueError) as exc:
+        return _set_aside(path, exc)
+
+
+def _set_aside(path: Path, why: BaseException) -> AppSettings:
+    bad = path.with_name(path.name + ".bad")
+    try:
+        os.replace(path, bad)
+    except OSError as exc:
+        log.warning("Settings were reset to the defaults: %s could not be read (%s) nor moved aside (%s); "
+                    "it will be replaced when a setting changes.", path, why, exc.strerror or exc)
+    else:
+        log.warning("Settings were reset to the defaults: %s could not be read (%s); it was kept as %s.",
+                    path, why, bad)
+    return AppSettings()
 
 
 def save_settings(settings: AppSettings, path: Path | None = None) -> None:
-    """Write settings atomically (temp file + os.replace)."""
+    """Write settings atomically (app.atomic: temp file, fsync, os.replace)."""
     path = path or settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     data = asdict(settings)
     data["recent_sources"] = list(settings.recent_sources)
-    fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_json(path, data, indent=2)

@@ -29,11 +29,13 @@ ARCHIVE_EXTENSIONS = frozenset({".cbz", ".zip"})
 # Archive members larger than this (uncompressed) are refused: no manga page is that big.
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
 
-_DIGITS = re.compile(r"([0-9]+)")
+_DIGITS = re.compile(r"(\d+)")  # any Unicode decimal digits: ASCII, full-width (１０), ...
 
 
 def natural_key(name: str) -> tuple:
     """Sort key: digit runs compare as numbers, text case-insensitively, path part by part.
+    Digits are any Unicode decimal digits, so full-width ones ("２.png" < "１０.png", common in
+    Japanese file names) and mixed runs count by their value.
 
     "ch2/p10.png" -> ((("ch", 2, ""), ("p", 10, ".png"))-like tuples; ties broken by the name.
     """

@@ -1,4 +1,7 @@
-"""From raw detections to blocks to read: merge, flag vertical text, order, number; and crops.
+"""From raw detections to the regions to read: merge, flag vertical text, order; and crops.
+
+Block geometry lives here, in plain data of this package (`Region`): app.core turns regions into
+the document's `Block`s (ids "b1".."bn", order 1..n), so this package never imports app.core.
 
 Rules (one place, used by the pipeline and by user-drawn boxes alike):
 - Duplicates: two detections of the same kind that overlap heavily (IoU >= `DUPLICATE_IOU`, or
@@ -19,7 +22,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.document import Block
 from app.detect.detection import Detection
 from app.detect.order import reading_order
 from app.errors import UserError
@@ -55,6 +57,19 @@ def union_box(a: Box, b: Box) -> Box:
 def is_vertical(box: Box) -> bool:
     """Tall narrow text (manga's vertical writing): height > VERTICAL_RATIO * width."""
     return (box[3] - box[1]) > VERTICAL_RATIO * (box[2] - box[0])
+
+
+@dataclass(frozen=True)
+class Region:
+    """A region to read, as `build_regions` returns it: `box` (x0, y0, x1, y1) in source-image
+    pixels, `kind` ("bubble" | "text"), the detector's `score`, its segmentation `polygon` (None
+    for a plain box) and whether the text in it runs `vertical`ly."""
+
+    box: Box
+    kind: str
+    score: float
+    polygon: tuple[tuple[float, float], ...] | None = None
+    vertical: bool = False
 
 
 @dataclass
@@ -107,27 +122,22 @@ def _clamp(box: Box, size: tuple[int, int]) -> Box:
     return (min(max(box[0], 0.0), w), min(max(box[1], 0.0), h), min(max(box[2], 0.0), w), min(max(box[3], 0.0), h))
 
 
-def build_blocks(detections: Sequence[Detection], image_size: tuple[int, int], order: str = "rtl",
-                 kinds: Sequence[str] = READ_KINDS) -> list[Block]:
-    """Blocks to read for one page, in reading order, ids "b1".."bn" and order 1..n.
+def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], order: str = "rtl",
+                  kinds: Sequence[str] = READ_KINDS) -> list[Region]:
+    """The regions to read on one page, in reading order.
 
     detections: from `Detector.detect` for this page; image_size: (width, height) in pixels of
     the same image; order: "rtl" (manga) or "ltr" (comics, webtoons). Deterministic: the same
-    detections give the same blocks, ids and order.
+    detections give the same regions in the same order, whatever order they came in.
     """
     dets = [d for d in detections if d.kind in kinds]
     dets = [Detection(_clamp(d.box, image_size), d.kind, d.score, d.polygon, d.label) for d in dets]
     dets = [d for d in dets if area(d.box) > 0]
     groups = _absorb_text_into_bubbles(_merge_duplicates(dets))
     boxes = [tuple(round(v, 2) for v in g.box) for g in groups]
-    blocks = []
-    for n, i in enumerate(reading_order(boxes, order), start=1):
-        g = groups[i]
-        blocks.append(Block(
-            id=f"b{n}", order=n, kind=g.kind, box=boxes[i], polygon=g.polygon,
-            vertical=is_vertical(g.text_box or g.box), score=round(g.score, 4),
-        ))
-    return blocks
+    return [Region(box=boxes[i], kind=groups[i].kind, score=round(groups[i].score, 4), polygon=groups[i].polygon,
+                   vertical=is_vertical(groups[i].text_box or groups[i].box))
+            for i in reading_order(boxes, order)]
 
 
 def pad_box(box: Box, image_size: tuple[int, int], pad: float = DEFAULT_PAD) -> tuple[int, int, int, int]:

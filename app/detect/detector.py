@@ -56,6 +56,7 @@ def import_ultralytics():
     threads = torch.get_num_threads()
     had_omp = "OMP_NUM_THREADS" in os.environ
     printoptions = np.get_printoptions()
+    pil_open, torch_save = Image.open, torch.save  # ours, unless ultralytics was imported before
     import ultralytics
     from ultralytics import YOLO  # noqa: F401  (imports the modules that patch, so they can be undone)
     from ultralytics.utils import patches
@@ -64,12 +65,24 @@ def import_ultralytics():
         os.environ.pop("OMP_NUM_THREADS", None)
     torch.set_num_threads(threads)
     np.set_printoptions(**printoptions)
-    # the originals are kept by ultralytics itself, also when something imported it before us
-    if Image.open is getattr(patches, "image_open", None):
-        Image.open = patches._image_open
-    if torch.save is getattr(patches, "torch_save", None):
-        torch.save = patches._torch_save
+    # Put back what was there before the import; when ultralytics was imported earlier (what we
+    # saw is its wrapper already), take the original it keeps. Then check, loudly: a patched
+    # Image.open turns a corrupt page into a pip-install attempt instead of "not an image".
+    Image.open = _unwrapped(pil_open, getattr(patches, "_image_open", None), "PIL.")
+    torch.save = _unwrapped(torch_save, getattr(patches, "_torch_save", None), "torch.")
+    for name, fn in (("PIL.Image.open", Image.open), ("torch.save", torch.save)):
+        if not fn.__module__.startswith(("PIL.", "torch.")):
+            log.error("%s is still ultralytics' replacement (%s.%s) after undoing its patches: this "
+                      "ultralytics version is not supported; a damaged page may not be reported clearly.",
+                      name, fn.__module__, fn.__name__)
     return ultralytics
+
+
+def _unwrapped(seen, kept, module_prefix: str):
+    """`seen` when it is the library's own function, else ultralytics' kept original `kept`."""
+    if getattr(seen, "__module__", "").startswith(module_prefix) or kept is None:
+        return seen
+    return kept
 
 
 def resolve_device(device: str = "auto") -> str:

@@ -16,12 +16,12 @@ No Qt, no torch.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.atomic import replace_durably
 from app.errors import Cancelled, ModelError
 
 MAX_RETRIES = 5  # dropped connections retried (with Range) per file, reset after any progress
@@ -187,5 +187,5 @@ def fetch_file(
         raise ModelError(f"{filename} downloaded from {repo_id}@{revision[:12]} is corrupt: sha256 {got} "
                          f"does not match the pinned {want}. The bad file was deleted; run the download "
                          "again, and if it fails the same way the mirror (HF_ENDPOINT) serves a different file.")
-    os.replace(part, dest)
+    replace_durably(part, dest)
     return FetchResult(path=dest, size=done, sha256=got)

@@ -176,6 +176,8 @@ _ENTRIES += (
 )
 
 MODELS: dict[str, ModelEntry] = {e.name: e for e in _ENTRIES}
+# The model of each kind that the app and the commands use when the user has chosen none.
+DEFAULTS: dict[str, str] = {"ocr": "hayai-ocr-v2.5-nova", "detector": "comic-speech-bubble-detector"}
 ALIASES: dict[str, str] = {
     "nova": "hayai-ocr-v2.5-nova",
     "v2.5": "hayai-ocr-v2.5-nova",

@@ -1,14 +1,16 @@
 """The model store: a manifest of published models, where they live, downloads, verification.
 
 Manifest: `MODELS` maps a name to a frozen `ModelEntry` (Hub repo, pinned revision, files with
-sha256 and size in bytes when known). `ALIASES` maps short names ("nova", "v2", "bubbles", ...).
+sha256 and size in bytes when known, kind). `ALIASES` maps short names; `DEFAULTS` names the
+model of each kind used when none is chosen (`default_model(kind)`). The store reads these as
+data: it knows no model family, only kinds, files and hashes.
 Tests and tools may add entries (`MODELS[entry.name] = entry`); every function also accepts a
 `ModelEntry` directly.
 
 Resolution (`resolve_model`), first hit wins:
-  1. an explicit path: an existing folder (OCR) or file (detector `.pt`); a bare manifest name
-     such as "nova" is a name even if a folder of that name exists in the working directory
-     (write "./nova" for the folder);
+  1. an explicit path: an existing folder, or file (a single-file model); a bare manifest name
+     or alias is a name even if a folder of that name exists in the working directory (write
+     "./NAME" for the folder);
   2. the app's model directory, `models_dir() / NAME` (platformdirs user data dir, or
      `$HAYAI_MODELS_DIR`), all files present;
   3. the Hugging Face cache (`$HF_HUB_CACHE`, `$HF_HOME/hub`, ~/.cache/huggingface/hub) at the
@@ -18,8 +20,8 @@ against the pin (hashes are remembered per path, size and mtime in `models_dir()
 so a 600 MB file is hashed once, not at every start). Missing -> ModelError with the exact
 command to run: `hayai-desktop models download NAME`.
 
-Trust policy for files without a pinned sha256 (the detectors: their hashes are not known to
-this project yet, and an ultralytics `.pt` is a pickle that runs code when loaded):
+Trust policy for files without a pinned sha256 (whose hashes are not known to this project yet;
+such a file may be a pickle, which runs code when loaded):
   - `download(..., trust_unpinned=False)` refuses them; with `trust_unpinned=True` (CLI:
     `--trust-unpinned`) the file is fetched, checked against the Hub's own sha256 ETag when it
     has one, and its sha256 is recorded in `models_dir()/.trusted.json` (trust on first use);
@@ -42,10 +44,18 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from app.errors import ModelError
-from app.models.manifest import ALIASES, KIND_LABELS, KINDS, MODELS, ModelEntry, ModelFile  # noqa: F401  (re-exported)
+from app.atomic import atomic_write_json
+from app.errors import Cancelled, ModelError
+from app.models.manifest import (  # noqa: F401  (re-exported)
+    ALIASES,
+    DEFAULTS,
+    KIND_LABELS,
+    KINDS,
+    MODELS,
+    ModelEntry,
+    ModelFile,
+)
 
-DEFAULT_OCR = "hayai-ocr-v2.5-nova"
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
 
@@ -105,6 +115,14 @@ def get_entry(name: str | ModelEntry) -> ModelEntry:
     return entry
 
 
+def default_model(kind: str) -> str | None:
+    """The manifest's default model of `kind` (one of KINDS), or None when it names none."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    name = DEFAULTS.get(kind)
+    return name if name in MODELS and MODELS[name].kind == kind else None
+
+
 def download_command(entry: ModelEntry) -> str:
     """The command a user runs to fetch `entry`."""
     flag = "" if entry.pinned else " --trust-unpinned"
@@ -126,7 +144,7 @@ def _store_path(entry: ModelEntry) -> Path:
 
 
 def _result_path(entry: ModelEntry, folder: Path) -> Path:
-    """A single-file model (a detector's `.pt`) resolves to its file, the others to their folder."""
+    """A single-file model resolves to its file, the others to their folder."""
     return folder / entry.files[0].name if entry.single_file else folder
 
 
@@ -140,19 +158,47 @@ def _read_json(path: Path) -> dict:
 
 def _write_json(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    atomic_write_json(path, data, indent=1, sort_keys=True)
 
 
-def _sha256_file(path: Path) -> str:
+def _sha256_file(path: Path, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> str:
+    """sha256 (hex) of a file, read 1 MiB at a time: progress(file name, bytes done, total) after
+    each, cancel() before each (True raises Cancelled)."""
     import hashlib
 
     h = hashlib.sha256()
+    total = path.stat().st_size if progress else None
+    done = 0
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
+            if cancel is not None and cancel():
+                raise Cancelled(f"checking {path.name} cancelled")
             h.update(block)
+            done += len(block)
+            if progress:
+                progress(path.name, done, total)
+    return h.hexdigest()
+
+
+def _copy_file(src: Path, dest: Path, progress: ProgressFn | None, cancel: CancelFn | None) -> str:
+    """Copy 1 MiB at a time, answering cancel() between chunks (Cancelled; `dest` is then partial);
+    returns the sha256 (hex) of the bytes copied."""
+    import hashlib
+
+    h = hashlib.sha256()
+    total = src.stat().st_size
+    done = 0
+    with src.open("rb") as fin, dest.open("wb") as fout:
+        for block in iter(lambda: fin.read(1 << 20), b""):
+            if cancel is not None and cancel():
+                raise Cancelled(f"copying {src.name} cancelled")
+            fout.write(block)
+            h.update(block)
+            done += len(block)
+            if progress:
+                progress(src.name, done, total)
+        fout.flush()
+        os.fsync(fout.fileno())
     return h.hexdigest()
 
 
@@ -263,7 +309,7 @@ def _is_bare_name(text: str) -> bool:
 
 
 def resolve_model(name_or_path: str | os.PathLike | ModelEntry, *, trust_unpinned: bool = False) -> Path:
-    """Path of a usable model: an OCR folder, or a detector's `.pt` file.
+    """Path of a usable model: its folder, or its file for a single-file model.
 
     Order: an existing explicit path (returned as is: the user chose it), then the app store,
     then the Hugging Face cache at the pinned revision; files are sha256-checked (see module doc).
@@ -279,7 +325,8 @@ def resolve_model(name_or_path: str | os.PathLike | ModelEntry, *, trust_unpinne
                 return path.resolve()
             raise ModelError(f"{text!r} is neither an existing model folder or file nor a known model name "
                              f"({', '.join(sorted(MODELS))}; aliases {', '.join(sorted(ALIASES))}). Pass an existing "
-                             "folder, or download a model: `hayai-desktop models download nova`.")
+                             "folder, or download a model: `hayai-desktop models download NAME` "
+                             "(`hayai-desktop models list` shows them).")
         entry = get_entry(text)
     found = locate(entry)
     if found is None:
@@ -303,9 +350,11 @@ def installed_models() -> dict[str, tuple[Path, str]]:
     return out
 
 
-def verify(name: str | ModelEntry) -> list[tuple[str, bool, str]]:
+def verify(name: str | ModelEntry, progress: ProgressFn | None = None,
+           cancel: CancelFn | None = None) -> list[tuple[str, bool, str]]:
     """Re-hash every file of an installed model: [(file name, ok, reason)], no cache, nothing deleted.
 
+    progress(file, bytes hashed, file size) as it reads; cancel() -> True raises Cancelled.
     Raises ModelError when the model is not installed at all.
     """
     entry = get_entry(name)
@@ -319,7 +368,7 @@ def verify(name: str | ModelEntry) -> list[tuple[str, bool, str]]:
         if not path.is_file():
             rows.append((f.name, False, f"missing from {folder}"))
             continue
-        got = _sha256_file(path)
+        got = _sha256_file(path, progress, cancel)
         want = _expected_sha(entry, f)
         if want is None:
             rows.append((f.name, False, f"no pinned sha256 and not trusted yet (sha256 {got})"))
@@ -346,11 +395,14 @@ def remove(name: str | ModelEntry) -> bool:
     return True
 
 
-def import_folder(path: str | os.PathLike, name: str | ModelEntry) -> Path:
-    """Copy a local checkpoint folder (or a detector's `.pt`) into the store as model `name`.
+def import_folder(path: str | os.PathLike, name: str | ModelEntry, progress: ProgressFn | None = None,
+                  cancel: CancelFn | None = None) -> Path:
+    """Copy a local model folder (or the file of a single-file model) into the store as model `name`.
 
     The folder must hold every manifest file; pinned files must match their sha256 (an unpinned
     file is trusted: the user chose it). Returns what resolve_model will return.
+    progress(file, bytes done, total) while checking and copying; cancel() -> True raises
+    Cancelled and leaves the store as it was.
     """
     entry = get_entry(name)
     src = Path(path).expanduser()
@@ -364,25 +416,26 @@ def import_folder(path: str | os.PathLike, name: str | ModelEntry) -> Path:
     missing = [n for n, p in files.items() if not p.is_file()]
     if missing:
         raise ModelError(f"{src_folder} lacks {', '.join(missing)}; it is not a complete {entry.name} folder.")
-    for f in entry.files:
-        got = _sha256_file(files[f.name])
-        if f.sha256 and got != f.sha256:
-            raise ModelError(f"{files[f.name]}: sha256 {got} does not match {entry.name}'s pinned {f.sha256}; "
-                             "not imported.")
     store = _store_path(entry)
     staging = Path(tempfile.mkdtemp(dir=_ensure(models_dir()), prefix=f".import-{entry.name}-"))
+    shas = {}
     try:
-        for f in entry.files:
-            shutil.copyfile(files[f.name], staging / f.name)
+        for f in entry.files:  # copy and hash in one read; a pinned file must match before the swap
+            shas[f.name] = got = _copy_file(files[f.name], staging / f.name, progress, cancel)
+            if f.sha256 and got != f.sha256:
+                raise ModelError(f"{files[f.name]}: sha256 {got} does not match {entry.name}'s pinned "
+                                 f"{f.sha256}; not imported.")
+        if cancel is not None and cancel():
+            raise Cancelled(f"import of {entry.name} cancelled")
         if store.exists():
             shutil.rmtree(store)
         os.replace(staging, store)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     for f in entry.files:
-        sha = file_sha256(store / f.name, use_cache=False)
+        _remember_hash(store / f.name, shas[f.name])
         if not f.sha256:
-            _trust(entry, f, sha)
+            _trust(entry, f, shas[f.name])
     return _result_path(entry, store)
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import uuid
 import zipfile
 from pathlib import Path, PurePosixPath
 
 import numpy as np
 from PIL import Image
 
+from app.atomic import atomic_open
 from app.errors import UserError
 
 IMAGE_FORMATS = {"png": "PNG", "jpg": "JPEG", "webp": "WEBP"}
@@ -52,24 +52,15 @@ def encode_image(rgb: np.ndarray, fmt: str) -> bytes:
 
 @contextlib.contextmanager
 def _atomic(path: Path):
-    """A temporary file beside `path`, moved onto it when the block ends without an error."""
+    """A temporary file beside `path` (app.atomic: fsynced, the umask's permissions), moved onto
+    it when the block ends without an error; OSError becomes a UserError naming the file."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(tmp, "xb")  # noqa: SIM115 - closed below; the user's umask applies (unlike mkstemp)
-    except OSError as exc:
-        raise _write_error(path, exc) from exc
-    try:
-        with fh:
+        with atomic_open(path, binary=True) as fh:
             yield fh
-        os.replace(tmp, path)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise _write_error(path, exc) from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _write_error(path: Path, exc: OSError) -> UserError:

@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QStyle, QToolBar
 
 from app.core.settings import PATCH_BUDGETS
+from app.ui.log_bridge import open_log_folder
 
 # (action name, label, shortcut) for the help dialog and the menus
 SHORTCUTS = [
@@ -135,6 +136,7 @@ def build(w) -> SimpleNamespace:
 
     m = mb.addMenu("&Help")
     m.addAction(a.help)
+    a.open_log_folder = m.addAction("Open log folder", open_log_folder)
     m.addAction("About Hayai Desktop", w.action_about)
 
     tb = QToolBar("Main", w)

@@ -6,6 +6,7 @@ given models, exit 0 on success. `--demo` opens resources/samples with resources
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
@@ -33,8 +34,9 @@ def pick_cjk_font() -> str:
             loaded.update(QFontDatabase.applicationFontFamilies(fid))
     family = fonts.CJK_FAMILY if fonts.CJK_FAMILY in loaded else ""
     if not family:
-        print(f"hayai-desktop: the app's CJK font is missing from {fonts.font_dir()} (a damaged installation: "
-              "reinstall it); Japanese, Chinese and Korean text may show as boxes.", file=sys.stderr)
+        logging.getLogger(__name__).warning(
+            "The app's CJK font is missing from %s (a damaged installation: reinstall it); Japanese, Chinese "
+            "and Korean text may show as boxes.", fonts.font_dir())
     items.CJK_FAMILY = family
     return family
 
@@ -167,7 +169,10 @@ def _write_smoke_page(folder: Path) -> Path:
 
 
 def run_gui(args) -> int:
+    from app.logs import configure_logging
+
     smoke = bool(getattr(args, "smoke_test", False))
+    configure_logging(stderr=False)
     tmp = None
     if smoke:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -207,7 +212,15 @@ def run_gui(args) -> int:
         session.open_path(window, path)
     else:
         session.reopen_after_crash(window)
-    return app.exec()
+    code = app.exec()
+    if not window.stopped_cleanly:
+        # a worker is still inside a step that cannot be interrupted: its QThread must not be
+        # destroyed while it runs (Qt aborts the process). Everything is saved: end here.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def items_family() -> str:

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import edits
-from app.core.settings import AppSettings, save_settings
-from app.ui import actions, render_ui, session
+from app.core.settings import AppSettings
+from app.ui import actions, log_bridge, render_ui, session
 from app.ui.block_panel import BlockPanel
 from app.ui.canvas import Mode, PageView
 from app.ui.commands import push_edit
@@ -32,6 +32,7 @@ from app.ui.document_model import DocumentModel
 from app.ui.image_jobs import ImageJob, ImageJobSignals
 from app.ui.page_list import PageList
 from app.ui.run_control import RunMixin
+from app.ui.settings import SettingsWriter
 from app.ui.threads import track_pool
 from app.ui.worker import WorkerConfig, WorkerHost
 
@@ -50,6 +51,8 @@ class MainWindow(RunMixin, QMainWindow):
 
         self.settings = settings or AppSettings()
         self.settings_path = settings_path
+        self.settings_writer = SettingsWriter(self)
+        self.settings_writer.failed.connect(lambda message: self.show_notice("warning", message))
         self.questions = Questions()
         self.demo = False
         self.pipeline_overrides: dict = {}  # other PipelineSettings values (tests, benchmarks)
@@ -64,11 +67,12 @@ class MainWindow(RunMixin, QMainWindow):
         self._image_signals = ImageJobSignals(self)
         self._image_signals.loaded.connect(self._on_image_loaded)
         self._image_signals.failed.connect(self._on_image_failed)
-        self._requests: dict[int, dict] = {}  # live worker requests: id -> context
         self._run_id = 0
         self._run_started = 0.0
         self._restored_unsaved = False
         self._closing = False
+        self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
+        self.stopped_cleanly = True  # False when shutdown() left work running
         self.last_error = ""
 
         self.setWindowTitle("Hayai Desktop")
@@ -103,6 +107,7 @@ class MainWindow(RunMixin, QMainWindow):
         self.progress.hide()
         self.device_label = QLabel("Models not loaded")
         self.statusBar().addWidget(self.status_label, 1)
+        self.warning_button = log_bridge.install(self)  # the app's warnings, from any thread
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.device_label)
 
@@ -120,7 +125,7 @@ class MainWindow(RunMixin, QMainWindow):
         w.blocks_read.connect(self._on_blocks_read)
         w.progressed.connect(self._on_progress)
         w.failed.connect(self._on_failed)
-        w.finished.connect(self._on_finished)
+        self.host.request_finished.connect(self._on_finished)
         self.configure_worker()
         from app.ui.translate_control import TranslationControl
 
@@ -184,12 +189,9 @@ class MainWindow(RunMixin, QMainWindow):
                              order=a.order.currentData())
 
     def update_settings(self, **changes) -> None:
-        """Change settings, store them, and reconfigure the worker."""
+        """Change settings, store them (off the GUI thread), and reconfigure the worker."""
         self.settings = replace(self.settings, **changes).validated()
-        try:
-            save_settings(self.settings, self.settings_path)
-        except OSError as exc:
-            self.show_notice("warning", f"Settings could not be saved: {exc}")
+        self.settings_writer.save(self.settings, self.settings_path)
         self.configure_worker()
 
     def configure_worker(self) -> None:
@@ -480,19 +482,23 @@ class MainWindow(RunMixin, QMainWindow):
         if not session.confirm_close(self):
             event.ignore()
             return
+        self.hide()  # gone at once; the wait for background work below is bounded
         self.shutdown()
         event.accept()
 
-    def shutdown(self) -> None:
-        """Stop all background work (cancel, quit, wait); safe to call twice."""
-        self._closing = True
-        self.autosave_timer.stop()
-        self.render_ctl.shutdown()
-        self.host.stop()
-        self.translation.stop()
-        self.page_list.stop()
-        self._image_pool.clear()
-        self._image_pool.waitForDone()
+    def shutdown(self) -> bool:
+        """At exit: stop all background work (cancel, quit, waits bounded by `stop_timeout_ms`);
+        True when everything stopped. What did not (a step that cannot be interrupted) is logged,
+        and `run_gui` then ends the process without waiting for it. Safe to call twice."""
         from app.ui.settings import save_geometry
+        from app.ui.threads import stop_all
 
+        self._closing = True
+        self.log_bridge.close()
+        self.autosave_timer.stop()
+        self._image_pool.clear()
+        self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.host.stop,
+                                        self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
+                                        self.settings_writer.flush)
         save_geometry(self)
+        return self.stopped_cleanly

@@ -1,14 +1,17 @@
 """The model manager: installed and available models (app.models.store), download with byte progress
 and Cancel, verify, remove, import a folder, where the files live.
 
-Downloads, verification and imports (hashing hundreds of MB) run on the dialog's own QThread;
-closing the dialog cancels and waits for it.
+Downloads, verification and imports (hashing hundreds of MB) run on the dialog's own QThread, and
+Cancel stops each of them between chunks. Closing the dialog cancels the running task and never
+waits for it: the hidden dialog and its thread live on until the task has noticed the cancel (the
+next chunk of a download, at most the network's read timeout), then the thread ends and
+`dispose()` deletes the dialog. At exit the main window waits for such threads, bounded.
 """
 from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, Qt, QThread, QUrl, Signal, Slot
+from PySide6.QtCore import QDeadlineTimer, QObject, Qt, QThread, QUrl, Signal, Slot
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -207,7 +210,7 @@ class ModelManagerDialog(QDialog):
 
     def _on_verify(self) -> None:
         name, store = self.selected_name(), self.store
-        self._start(f"Verifying {name}", lambda progress, cancel: store.verify(name))
+        self._start(f"Verifying {name}", lambda progress, cancel: store.verify(name, progress, cancel))
 
     def _on_remove(self) -> None:
         name = self.selected_name()
@@ -237,7 +240,8 @@ class ModelManagerDialog(QDialog):
 
     def import_path(self, name: str, path: str) -> None:
         store = self.store
-        self._start(f"Importing {name}", lambda progress, cancel: store.import_folder(path, name))
+        self._start(f"Importing {name}",
+                    lambda progress, cancel: store.import_folder(path, name, progress, cancel))
 
     def _on_use(self) -> None:
         name = self.selected_name()
@@ -282,8 +286,23 @@ class ModelManagerDialog(QDialog):
         self.stop()
         super().done(result)
 
-    def stop(self) -> None:
-        """Cancel the running task and stop the thread (cancel, quit, wait)."""
+    def stop(self) -> bool:
+        """Cancel the running task and stop the thread without waiting for a busy one: an idle
+        thread ends at once (True); a busy one ends by itself once its task has noticed the
+        cancel (False now)."""
         self._cancel.set()
         self._thread.quit()
-        self._thread.wait()
+        if self._busy:
+            return False
+        return self._thread.wait(QDeadlineTimer(2000))  # an idle event loop quits at once
+
+    def winding_down(self) -> bool:
+        """True while a cancelled task still runs on the dialog's thread."""
+        return self._thread.isRunning()
+
+    def dispose(self) -> None:
+        """Delete the dialog once its thread has ended (now, or when the cancelled task ends)."""
+        if self._thread.isRunning():
+            self._thread.finished.connect(self.deleteLater)
+        else:
+            self.deleteLater()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DEFAULT_MODEL = "hayai-ocr-v2.5-nova"
+from app.models.manifest import DEFAULTS
+
+DEFAULT_MODEL = DEFAULTS["ocr"]  # what the banner offers to download
 NOVA_SIZE_FALLBACK = "about 620 MB"  # the manifest has no byte count for Nova; v2 is 623 MB
 
 

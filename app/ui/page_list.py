@@ -47,8 +47,11 @@ class PageList(QListWidget):
         self.currentItemChanged.connect(self._on_current)
 
     def set_pages(self, source_path: str, pages: list[Page]) -> None:
-        """Fill the list and start making thumbnails (the previous job is cancelled)."""
-        self.stop()
+        """Fill the list and start making thumbnails. The previous job is cancelled, not waited
+        for: it stops after the page it is decoding, and its late thumbnails are dropped (their
+        request id is old); the new job starts after it on the pool's one thread."""
+        self._cancel.set()
+        self.pool.clear()  # jobs not started yet
         self._syncing = True
         self.clear()
         icon = _placeholder()
@@ -124,8 +127,9 @@ class PageList(QListWidget):
     def thumbnails_done(self) -> bool:
         return self.pool.activeThreadCount() == 0
 
-    def stop(self) -> None:
-        """Cancel thumbnail work and wait for the pool (called on close and on a new source)."""
+    def stop(self, timeout_ms: int = 5000) -> bool:
+        """At exit: cancel thumbnail work and wait for the pool at most `timeout_ms` (a job stops
+        after the page it is decoding); True when it is idle."""
         self._cancel.set()
         self.pool.clear()
-        self.pool.waitForDone()
+        return self.pool.waitForDone(timeout_ms)

@@ -289,9 +289,10 @@ class RenderController(QObject):
             return None
         return next((layer for b, layer in self.result.layers if b.id == block_id), None)
 
-    def shutdown(self) -> None:
+    def shutdown(self, timeout_ms: int = 30000) -> bool:
+        """At exit: drop queued renders and wait for the running one at most `timeout_ms`."""
         self.pool.clear()
-        self.pool.waitForDone()
+        return self.pool.waitForDone(timeout_ms)
 
 
 def wait_rendered(controller: RenderController, timeout: float = 30.0) -> None:

@@ -1,9 +1,10 @@
 """Running the pipeline from the main window: submit requests to the worker, show loading and
 progress (pages, blocks, ETA), apply results as undoable edits, drop stale ones.
 
-A mixin of MainWindow (which owns `host`, `doc`, `_requests`, the status widgets); results
-carry request ids, and a result whose id is no longer live (cancelled, another source opened,
-window closing) is dropped.
+A mixin of MainWindow (which owns `host`, `doc`, the status widgets). The worker host keeps the
+one registry of live requests (`host.live`): results carry request ids, and a result whose
+request is no longer wanted (cancelled, another source opened, window closing) is dropped;
+progress and Cancel show while any request is live, and hide when the last one finishes.
 """
 from __future__ import annotations
 
@@ -20,8 +21,7 @@ class RunMixin:
     def _on_box_drawn(self, box) -> None:
         if not self.current:
             return
-        rid = self.host.submit("region", self.doc.source, names=(self.current,), box=tuple(box))
-        self._requests[rid] = {"kind": "region", "page": self.current}
+        self.host.submit("region", self.doc.source, {"page": self.current}, names=(self.current,), box=tuple(box))
         self._set_busy(f"Reading the new box on {self.current}…")
 
     def reread(self, block_ids: list[str], page: str | None = None) -> None:
@@ -31,8 +31,7 @@ class RunMixin:
         blocks = tuple(b for b in self.doc.page(page).blocks if b.id in set(block_ids))
         if not blocks:
             return
-        rid = self.host.submit("blocks", self.doc.source, names=(page,), blocks=blocks)
-        self._requests[rid] = {"kind": "blocks", "page": page}
+        self.host.submit("blocks", self.doc.source, {"page": page}, names=(page,), blocks=blocks)
         self._set_busy(f"Re-reading {len(blocks)} block(s)…")
 
     # --- running the pipeline ---------------------------------------------------------------------
@@ -41,8 +40,7 @@ class RunMixin:
         if not names or not self.doc.project:
             return 0
         self.panel.flush()
-        rid = self.host.submit("pages", self.doc.source, names=tuple(names))
-        self._requests[rid] = {"kind": "pages", "pages": list(names)}
+        rid = self.host.submit("pages", self.doc.source, {"pages": list(names)}, names=tuple(names))
         self._run_id, self._run_started = rid, time.monotonic()
         self.progress.setRange(0, len(names))
         self.progress.setValue(0)
@@ -68,7 +66,7 @@ class RunMixin:
         self.device_label.setToolTip(f"Models: {names}\nDevice actually used: {dev}{gpu}")
 
     def _on_progress(self, req_id: int, p) -> None:
-        if req_id != self._run_id or req_id not in self._requests:
+        if req_id != self._run_id or not self.host.wanted(req_id):
             return
         self.progress.setRange(0, max(1, p.pages_total))
         self.progress.setValue(p.pages_done)
@@ -81,7 +79,7 @@ class RunMixin:
         self.status_label.setText(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}")
 
     def _on_page_read(self, req_id: int, page) -> None:
-        if req_id not in self._requests or self._closing or not self.doc.has_page(page.name):
+        if not self.host.wanted(req_id) or self._closing or not self.doc.has_page(page.name):
             return  # stale: cancelled, or another source is open now
         old = self.doc.page(page.name)
         new = replace(old, error=page.error) if page.error else replace(page, width=page.width or old.width,
@@ -89,7 +87,7 @@ class RunMixin:
         self.edit(lambda _p: new, f"read {page.name}", page=page.name)
 
     def _on_region_read(self, req_id: int, page_name: str, block) -> None:
-        if req_id not in self._requests or self._closing or not self.doc.has_page(page_name):
+        if not self.host.wanted(req_id) or self._closing or not self.doc.has_page(page_name):
             return
         page = self.doc.page(page_name)
         new = edits.add_block(page, block)
@@ -100,7 +98,7 @@ class RunMixin:
             self.panel.select_block(added)
 
     def _on_blocks_read(self, req_id: int, page_name: str, blocks) -> None:
-        if req_id not in self._requests or self._closing or not self.doc.has_page(page_name):
+        if not self.host.wanted(req_id) or self._closing or not self.doc.has_page(page_name):
             return
         page = self.doc.page(page_name)
         fresh = [b for b in blocks if (old := page.block(b.id)) is not None and old.box == b.box]
@@ -111,23 +109,24 @@ class RunMixin:
             self.edit(lambda _p: new, "re-read block", page=page_name)
 
     def _on_failed(self, req_id: int, message: str) -> None:
-        if req_id in self._requests and not self._closing:
+        if self.host.wanted(req_id) and not self._closing:
             self.last_error = message
             if self.device_label.text() == "Loading models…":
                 self.device_label.setText("Models not loaded")
             self.show_notice("error", message)
 
-    def _on_finished(self, req_id: int, status: str) -> None:
-        ctx = self._requests.pop(req_id, None)
-        if self._closing or ctx is None:
+    def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
+        """From the host's registry, once the worker is done with `req_id` (wanted or not)."""
+        if self._closing:
             return
-        if not self._requests:
+        if not self.host.busy():
             self.progress.hide()
             self.act.cancel.setEnabled(self.view.mode is Mode.DRAW or self.translation.busy())
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if ctx["kind"] == "pages":
-            secs = time.monotonic() - self._run_started
-            self.status_label.setText(f"{done}: {len(ctx['pages'])} page(s) in {secs:.1f} s")
+            if not ctx.get("quiet"):  # quiet: a run of the source that was open before this one
+                secs = time.monotonic() - self._run_started
+                self.status_label.setText(f"{done}: {len(ctx['pages'])} page(s) in {secs:.1f} s")
             self.run_finished.emit(status)
-        else:
+        elif not ctx.get("quiet"):
             self.status_label.setText(done)

@@ -73,8 +73,8 @@ def open_path(w, path: str | Path) -> bool:
                           "until you save.")
             project = Project(source=str(path), pages=[Page(name=n) for n in names], order=w.settings.order)
 
-    w.host.cancel()
-    w._requests.clear()
+    w.host.cancel(quiet=True)  # their results are dropped; progress hides when the last one ends
+    w.translation.abandon()  # the same for a translation run
     w.undo_stack.clear()
     w._images.clear()
     w.current = ""
@@ -315,5 +315,6 @@ def open_model_manager(w, download: str | None = None) -> None:
     if download:
         dialog.start_download(download)
     dialog.exec()
+    dialog.dispose()  # closing never waits: a cancelled download ends on its own, then the dialog goes
     fill_model_combos(w)
     update_model_banner(w)

@@ -276,8 +276,16 @@ class TranslationControl(QObject):
             self.host.cancel()
             self.status.setText("Cancelling translation…")
 
+    def abandon(self) -> None:
+        """Another source is open: cancel the run. What it still sends is dropped (its pages are
+        not this source's, even when their names match); its end only hides the progress."""
+        if self.busy():
+            self.host.cancel()
+            self._run["abandoned"] = True
+
     def _live(self, rid: int) -> bool:
-        return rid == self.run_id and not self.w._closing
+        """Results of `rid` belong on the open source (its run, not abandoned, window open)."""
+        return rid == self.run_id and not self.w._closing and not self._run.get("abandoned")
 
     def _on_progress(self, rid: int, p) -> None:
         if not self._live(rid):
@@ -315,12 +323,17 @@ class TranslationControl(QObject):
             w.show_notice("error", message)
 
     def _on_finished(self, rid: int, status: str) -> None:
-        if not self._live(rid):
+        if rid != self.run_id or self.w._closing:
             return
         run = self._run
         self.progress.hide()
         self.act.cancel.setEnabled(False)
         self.w.act.cancel.setEnabled(self.w.host.busy())
+        if run.get("abandoned"):  # a run of the source that was open before this one
+            self.status.hide()
+            self.run_id = 0
+            self.run_finished.emit(status)
+            return
         secs = time.monotonic() - run.get("started", time.monotonic())
         label = {"done": "Translated", "cancelled": "Translation cancelled", "failed": "Translation failed"}[status]
         self.status.setText(f"{label}: {run.get('blocks', 0)} block(s) on {run.get('done', 0)} page(s) in {secs:.1f} s")
@@ -335,8 +348,9 @@ class TranslationControl(QObject):
     def _restore(self, block_id: str) -> None:
         self.w.edit(lambda p: edits.restore_translation(p, block_id), "restore machine translation")
 
-    def stop(self) -> None:
-        self.host.stop()
+    def stop(self, timeout_ms: int = 30000) -> bool:
+        """At exit: cancel and stop the translation thread, waiting at most `timeout_ms`."""
+        return self.host.stop(timeout_ms)
 
 
 def _key_state(provider: str, base_url: str) -> str:

@@ -8,16 +8,18 @@ here, on first use, never on the GUI thread.
 """
 from __future__ import annotations
 
-import sys
+import logging
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from app.errors import Cancelled, UserError
+from app.logs import SHOWN
 from app.ui.threads import worker_thread
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class Worker(QObject):
             self.failed.emit(request.req_id, str(exc))
         except Exception as exc:  # noqa: BLE001 - thread boundary: the user gets a message, not a crash
             status = "failed"
-            traceback.print_exc(file=sys.stderr)
+            log.error("request %d (%s) failed", request.req_id, request.kind, exc_info=True, extra={SHOWN: True})
             self.failed.emit(request.req_id, f"Unexpected error: {type(exc).__name__}: {exc}")
         self.finished.emit(request.req_id, status)
 
@@ -201,11 +203,28 @@ class Worker(QObject):
         self.blocks_read.emit(req.req_id, req.names[0], list(blocks))
 
 
+@dataclass
+class LiveRequest:
+    """A submitted request not finished yet: what the window asked for (`context`) and whether its
+    results are still `wanted` (False once cancelled or once another source is open)."""
+
+    request: Request
+    context: dict
+    wanted: bool = True
+
+
 class WorkerHost(QObject):
-    """Owns the worker's QThread: start, submit requests, cancel, stop (cancel + quit + wait)."""
+    """Owns the worker's QThread and the one registry of live requests (`live`): submit, cancel,
+    stop (cancel + quit + a bounded wait).
+
+    A request stays in `live` from `submit` until the worker says it finished; then
+    `request_finished(id, status, context)` is emitted. Cancelling marks results unwanted at once
+    (the window drops them) but the entry stays until the worker is done with it, so progress and
+    Cancel show as long as anything runs."""
 
     submit_request = Signal(object)
     submit_config = Signal(object)
+    request_finished = Signal(int, str, object)  # request id, "done" | "cancelled" | "failed", context
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -216,34 +235,52 @@ class WorkerHost(QObject):
         self.thread.finished.connect(self.worker.close_source, Qt.ConnectionType.DirectConnection)
         self.worker.finished.connect(self._on_finished)
         self._next_id = 0
-        self.pending: dict[int, Request] = {}  # submitted, not finished
+        self.live: dict[int, LiveRequest] = {}
         self.thread.start()
 
     def configure(self, config: WorkerConfig) -> None:
         self.submit_config.emit(config)
 
-    def submit(self, kind: str, source_path: str, **fields) -> int:
-        """Queue a request; returns its id."""
+    def submit(self, kind: str, source_path: str, context: dict | None = None, **fields) -> int:
+        """Queue a request; returns its id. `context` is the caller's, handed back when it finishes."""
         self._next_id += 1
         req = Request(self._next_id, kind, source_path, cancel=threading.Event(), **fields)
-        self.pending[req.req_id] = req
+        self.live[req.req_id] = LiveRequest(req, dict(context or {}, kind=kind))
         self.submit_request.emit(req)
         return req.req_id
 
-    def cancel(self, req_id: int | None = None) -> None:
-        """Cancel one request, or all pending ones."""
-        for rid, req in self.pending.items():
+    def cancel(self, req_id: int | None = None, quiet: bool = False) -> None:
+        """Cancel one request, or all live ones: the worker stops at its next check and their
+        results from now on are unwanted. `quiet`: their end is not reported to the user either
+        (another source is open now); `context["quiet"]` says so to whoever handles the end."""
+        for rid, live in self.live.items():
             if req_id is None or rid == req_id:
-                req.cancel.set()
+                live.request.cancel.set()
+                live.wanted = False
+                if quiet:
+                    live.context["quiet"] = True
+
+    def wanted(self, req_id: int) -> bool:
+        """True while results of `req_id` should be applied (live, not cancelled)."""
+        live = self.live.get(req_id)
+        return live is not None and live.wanted
+
+    def context(self, req_id: int) -> dict | None:
+        live = self.live.get(req_id)
+        return live.context if live is not None else None
 
     def busy(self) -> bool:
-        return bool(self.pending)
+        """True while any request is live (also a cancelled one still winding down)."""
+        return bool(self.live)
 
-    def _on_finished(self, req_id: int, _status: str) -> None:
-        self.pending.pop(req_id, None)
+    def _on_finished(self, req_id: int, status: str) -> None:
+        live = self.live.pop(req_id, None)
+        if live is not None:
+            self.request_finished.emit(req_id, status, live.context)
 
     def stop(self, timeout_ms: int = 30000) -> bool:
-        """Cancel everything, stop the thread and wait for it; True when it stopped."""
+        """At exit: cancel everything, stop the thread and wait for it at most `timeout_ms`;
+        True when it stopped (False: it is still inside a step that cannot be interrupted)."""
         self.cancel()
         self.thread.quit()
         return self.thread.wait(timeout_ms)

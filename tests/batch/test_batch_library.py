@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.atomic import append_line, read_lines
+from app.atomic import append_line, read_lines
 from app.core.batch.chunks import ChunkPayload, MemorySource, chunk_bounds, read_payload
 from app.core.batch.journal import BatchLog, PartialVolume, is_complete, lock_out_dir
 from app.core.batch.library import find_volumes

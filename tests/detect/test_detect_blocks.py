@@ -8,7 +8,8 @@ import pytest
 import torch
 from PIL import Image
 
-from app.detect import Detection, build_blocks, build_class_map, crop, detections_from_result, pad_box
+from app.core.pipeline import build_blocks
+from app.detect import Detection, build_class_map, build_regions, crop, detections_from_result, pad_box
 from app.detect.detector import import_ultralytics
 from app.errors import UserError
 
@@ -63,12 +64,12 @@ def test_masks_become_polygons():
     assert len(d.polygon) >= 4
     assert min(xs) == pytest.approx(50, abs=2) and max(xs) == pytest.approx(250, abs=2)
     assert min(ys) == pytest.approx(100, abs=2) and max(ys) == pytest.approx(300, abs=2)
-    (block,) = build_blocks([d], (W, H))
+    (block,) = build_regions([d], (W, H))
     assert block.polygon == d.polygon
 
 
 def test_duplicates_merge_into_one_block_with_best_score():
-    out = build_blocks(dets([(100, 100, 200, 300, 0.6, 1), (104, 98, 202, 305, 0.8, 1),
+    out = build_regions(dets([(100, 100, 200, 300, 0.6, 1), (104, 98, 202, 305, 0.8, 1),
                              (120, 150, 180, 250, 0.4, 1)]), (W, H))
     (b,) = out
     assert b.box == (100, 98, 202, 305) and b.score == pytest.approx(0.8)
@@ -80,7 +81,7 @@ def test_text_inside_bubble_is_absorbed_and_bubble_grows():
             (150, 110, 190, 250, 0.8, 1),  # line 1 of the bubble (inside)
             (200, 110, 240, 265, 0.7, 1),  # line 2, pokes 5 px out of the bubble
             (320, 400, 380, 560, 0.6, 1)]  # free text elsewhere
-    out = build_blocks(dets(rows), (W, H))
+    out = build_regions(dets(rows), (W, H))
     assert [b.kind for b in out] == ["bubble", "text"]
     bubble, free = out
     assert bubble.box == (100, 100, 300, 265)
@@ -93,7 +94,7 @@ def test_text_across_bubble_edge_or_between_bubbles():
             (150, 50, 250, 100, 0.8, 1),  # half in each: stays its own block
             (20, 20, 190, 60, 0.7, 1),    # inside the left bubble
             (100, 150, 230, 190, 0.6, 1)]  # 70% in the left bubble, 15% in the right: not absorbed
-    out = build_blocks(dets(rows), (W, H), order="ltr")
+    out = build_regions(dets(rows), (W, H), order="ltr")
     kinds = sorted((b.kind, b.box) for b in out)
     assert kinds == [("bubble", (0, 0, 200, 200)), ("bubble", (210, 0, 400, 200)),
                      ("text", (100, 150, 230, 190)), ("text", (150, 50, 250, 100))]
@@ -103,7 +104,7 @@ def test_text_across_bubble_edge_or_between_bubbles():
 
 def test_text_in_overlapping_bubbles_goes_to_the_larger_overlap():
     rows = [(0, 0, 220, 200, 0.9, 0), (180, 0, 400, 200, 0.8, 0), (190, 40, 260, 160, 0.7, 1)]
-    out = build_blocks(dets(rows), (W, H))
+    out = build_regions(dets(rows), (W, H))
     assert [b.kind for b in out] == ["bubble", "bubble"]
     right = next(b for b in out if b.box[0] == 180)
     assert right.box == (180, 0, 400, 200)
@@ -111,12 +112,12 @@ def test_text_in_overlapping_bubbles_goes_to_the_larger_overlap():
 
 def test_other_kinds_dropped_and_boxes_clamped():
     rows = [(0, 0, 400, 600, 0.99, 2), (-20, 550, 60, 640, 0.5, 1), (500, 10, 600, 90, 0.5, 1)]
-    out = build_blocks(dets(rows), (W, H))
+    out = build_regions(dets(rows), (W, H))
     assert [(b.kind, b.box) for b in out] == [("text", (0, 550, 60, 600))]
 
 
 def test_vertical_flag_by_shape():
-    out = build_blocks(dets([(10, 10, 50, 200, 0.9, 1), (100, 10, 300, 60, 0.9, 1),
+    out = build_regions(dets([(10, 10, 50, 200, 0.9, 1), (100, 10, 300, 60, 0.9, 1),
                              (320, 10, 380, 70, 0.9, 0)]), (W, H), order="ltr")
     assert [b.vertical for b in out] == [True, False, False]
 

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from app.detect import Detection, load_detector, resolve_device
+from app.detect import Detection, load_detector
 from app.errors import ModelError, UserError
 
 
@@ -100,18 +99,6 @@ def test_missing_official_name_is_not_downloaded(tmp_path, monkeypatch):
     assert not (tmp_path / "yolov8n.pt").exists()
 
 
-def test_device_policy():
-    expected = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
-    assert resolve_device("auto") == expected
-    assert resolve_device("cpu") == "cpu"
-    if torch.cuda.is_available():
-        assert resolve_device("cuda") == "cuda"
-    else:
-        with pytest.raises(UserError, match="--device cpu"):
-            resolve_device("cuda")
-    with pytest.raises(UserError, match="unknown device"):
-        resolve_device("tpu")
-
 
 def test_detector_leaves_torch_threads_alone(tmp_path, make_page):
     """ultralytics sets torch's CPU threads to cores - 1 and OMP_NUM_THREADS=1 and patches
@@ -178,3 +165,28 @@ def test_detector_runs_at_the_size_it_was_trained_at(tiny_detector, make_page):
         assert tiny_detector.detect([page], conf=0.0) == explicit  # ... until the detector says so
     finally:
         tiny_detector.imgsz = 640
+
+
+def test_a_corrupt_page_is_not_an_image_after_a_detector_is_loaded(tmp_path):
+    """ultralytics replaces PIL.Image.open process-wide with a wrapper that answers a corrupt file
+    by trying to install pi-heif; app.detect undoes that. Should the undo stop working (an
+    ultralytics that renames its patches), a damaged page would no longer say what it is."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "p.png").write_bytes(b"not an image" * 50)
+    code = (
+        "import sys; sys.path.insert(0, '.')\n"
+        "from app.detect import load_detector\n"
+        "from app.detect.testing import write_tiny_detector\n"
+        f"load_detector(write_tiny_detector(r'{tmp_path / 'd.pt'}'), device='cpu')\n"
+        "from app.core.sources import open_source\n"
+        "from app.errors import ImageError\n"
+        f"source = open_source(r'{pages}')\n"
+        "try: source.load('p.png')\n"
+        "except ImageError as exc: print('MESSAGE', exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    message = next(ln for ln in out.stdout.splitlines() if ln.startswith("MESSAGE"))
+    assert "p.png: not a readable image (the file content is not PNG data)" in message, message

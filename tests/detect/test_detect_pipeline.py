@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from app.core.document import Block
-from app.core.pipeline import Pipeline, PipelineProgress, PipelineSettings
+from app.core.pipeline import Pipeline, PipelineProgress, PipelineSettings, build_blocks
 from app.core.sources import open_source
-from app.detect import build_blocks, crop
+from app.detect import crop
 from app.errors import Cancelled, UserError
 
 SETTINGS = PipelineSettings(patches=64, max_new_tokens=6, imgsz=256, conf=0.0, batch_size=8, chunk_pages=4)

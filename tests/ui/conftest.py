@@ -44,6 +44,41 @@ def no_thread_left_running(qapp):
     pytest.fail(f"threads left running after the test: {left}")
 
 
+@pytest.fixture
+def local_hub(tmp_path, monkeypatch):
+    """(server, serve): a local Hub (tests/hub_server.py) that HF_ENDPOINT points to, and
+    `serve(name, repo_id, files) -> ModelEntry`, which serves a model's files (name -> bytes) at
+    HUB_REVISION and lists it in the manifest."""
+    import hashlib
+
+    from huggingface_hub.utils import close_session
+
+    from app.models import store
+    from app.models.store import ModelEntry, ModelFile
+    from tests.hub_server import FakeHub
+
+    server = FakeHub()
+    monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+
+    def serve(name: str, repo_id: str, files: dict[str, bytes]) -> ModelEntry:
+        server.add_repo(repo_id, HUB_REVISION, files)
+        entry = ModelEntry(name=name, repo_id=repo_id, revision=HUB_REVISION, kind="ocr", description="test model",
+                           files=tuple(ModelFile(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in files.items()))
+        monkeypatch.setitem(store.MODELS, entry.name, entry)
+        return entry
+
+    yield server, serve
+    for _bytes, release in server.hold.values():
+        release.set()
+    close_session()  # drop pooled keep-alive connections before the server goes
+    server.close()
+
+
+HUB_REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
 @pytest.fixture(scope="session")
 def tiny_ocr(tmp_path_factory):
     from app.ocr.testing import write_tiny_checkpoint

@@ -65,12 +65,13 @@ def test_moved_block_is_reread_from_the_page(make_window, pages, qtbot):
     assert w.notice.kind == "reread"
     (button,) = w.notice.buttons()
     button.click()
-    (rid,) = [r for r, ctx in w._requests.items() if ctx.get("kind") == "blocks"]  # the live re-read
+    assert [live.context["kind"] for live in w.host.live.values()] == ["blocks"]  # the live re-read
     qtbot.waitUntil(lambda: w.doc.page(w.current).block("b0").ocr_text != "old", timeout=60000)
     fresh = w.doc.page(w.current).block("b0")
     assert fresh.model and fresh.box == (40, 50, 220, 270)
-    # a result for a box that changed meanwhile is stale and dropped
-    w.edit(lambda p: edits.set_box(p, "b0", (0, 0, 100, 100)), "move")
-    w._requests[rid] = {"kind": "blocks", "page": w.current}  # as if that request were still live
-    w._on_blocks_read(rid, w.current, [replace(fresh, ocr_text="stale")])
-    assert w.doc.page(w.current).block("b0").ocr_text == fresh.ocr_text
+    # a result for a box that changed while it was being read is stale and dropped
+    with qtbot.waitSignal(w.host.request_finished, timeout=60000):
+        w.reread(["b0"])
+        w.edit(lambda p: edits.set_box(p, "b0", (0, 0, 100, 100)), "move")
+    moved = w.doc.page(w.current).block("b0")
+    assert moved.box == (0, 0, 100, 100) and moved.ocr_text == fresh.ocr_text

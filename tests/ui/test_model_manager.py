@@ -13,25 +13,12 @@ REPO, REV = "tester/tiny-ocr", "0123456789abcdef0123456789abcdef01234567"
 
 
 @pytest.fixture
-def served(tmp_path, monkeypatch):
-    from huggingface_hub.utils import close_session
-
-    from tests.hub_server import FakeHub
-
+def served(local_hub):
     rng = random.Random(3)
     files = {"config.json": b'{"d_model": 64}', "model.safetensors": rng.randbytes(2_000_000),
              "tokenizer.json": b"{}", "tokenizer_config.json": b"{}"}
-    entry = ModelEntry(name="tiny-test-ocr", repo_id=REPO, revision=REV, kind="ocr", description="test model",
-                       files=tuple(ModelFile(n, hashlib.sha256(d).hexdigest(), len(d)) for n, d in files.items()))
-    server = FakeHub()
-    server.add_repo(REPO, REV, files)
-    monkeypatch.setitem(store.MODELS, entry.name, entry)
-    monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    yield entry
-    close_session()
-    server.close()
+    _server, serve = local_hub
+    return serve("tiny-test-ocr", REPO, files)
 
 
 def test_download_cancel_resume_verify_remove(qtbot, served):

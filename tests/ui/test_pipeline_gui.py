@@ -1,6 +1,8 @@
 """Runs of the real pipeline (the demo models on synthetic pages with known text) from the
 window: the blocks and their text on canvas and panel, drawing a box with real mouse events,
 cancel, stale results."""
+from dataclasses import replace
+
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
@@ -69,15 +71,14 @@ def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     vp = w.view.viewport()
     start = w.view.mapFromScene(x0 - 4, y0 - 4)
     end = w.view.mapFromScene(x1 + 4, y1 + 4)
-    from_worker = []  # what the worker read (collected in its thread)
-    w.host.worker.region_read.connect(lambda _r, _p, block: from_worker.append(block),
-                                      Qt.ConnectionType.DirectConnection)
-    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
-    QTest.mouseMove(vp, start + QPoint(30, 30))
-    QTest.mouseMove(vp, end)
-    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+    # what the worker read (a direct cross-thread connection to a lambda is not reliable here)
+    with qtbot.waitSignal(w.host.worker.region_read, timeout=60000) as read:
+        QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+        QTest.mouseMove(vp, start + QPoint(30, 30))
+        QTest.mouseMove(vp, end)
+        QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+    block_from_worker = read.args[2]
     qtbot.waitUntil(lambda: len(w.doc.page(w.current).blocks) == 1, timeout=60000)
-    (block_from_worker,) = from_worker
     (block,) = w.doc.page(w.current).blocks
     assert block.kind == "manual"
     assert block.ocr_text == block_from_worker.ocr_text  # the recognizer's text for that crop
@@ -106,12 +107,37 @@ def test_cancel_a_long_run(make_window, tmp_path, qtbot):
         w.action_run_all()
         qtbot.waitUntil(lambda: sum(p.processed for p in w.doc.project.pages) >= 1, timeout=60000)
         w.action_cancel()
+        done = sum(p.processed for p in w.doc.project.pages)
+        # a page the worker finishes after the cancel (it stops at its next check) is dropped
+        late = next(p for p in w.doc.project.pages if not p.processed)
+        w.host.worker.page_read.emit(w._run_id, replace(late, processed=True))
+        assert not w.doc.page(late.name).processed
     assert blocker.args[0] == "cancelled"
-    done = sum(p.processed for p in w.doc.project.pages)
     assert 1 <= done < 30
-    # late results of the cancelled run are dropped
-    qtbot.wait(300)
     assert sum(p.processed for p in w.doc.project.pages) == done
+    assert not w.progress.isVisible() and not w.act.cancel.isEnabled()
+
+
+def test_another_source_opened_mid_run_ends_the_run_and_its_progress(make_window, tmp_path, pages, qtbot):
+    from tests.ui.conftest import write_pages
+
+    folder = write_pages(tmp_path / "long", 20)
+    w = make_window()
+    w.pipeline_overrides.update(chunk_pages=1)
+    w.configure_worker()
+    session.open_path(w, folder)
+    with qtbot.waitSignal(w.run_finished, timeout=120000) as blocker:
+        w.action_run_all()
+        qtbot.waitUntil(lambda: sum(p.processed for p in w.doc.project.pages) >= 1, timeout=60000)
+        assert session.open_path(w, pages)
+        assert w.host.busy() and w.progress.isVisible()  # the old run is winding down
+    assert blocker.args[0] == "cancelled"
+    qtbot.waitUntil(lambda: not w.host.busy(), timeout=5000)
+    assert not w.progress.isVisible() and not w.act.cancel.isEnabled()
+    assert w.status_label.text().startswith(f"Opened {pages.name}")  # not "Cancelled: 20 page(s)"
+    assert not any(p.processed for p in w.doc.project.pages)  # nothing of the old run landed here
+    assert run_and_wait(w, qtbot, ["page-001.png"]) == "done"  # the window runs the new source
+    assert w.doc.page("page-001.png").processed and not w.progress.isVisible()
 
 
 def test_read_all_skips_read_pages_and_asks_before_reading_again(make_window, pages, qtbot):
@@ -122,7 +148,7 @@ def test_read_all_skips_read_pages_and_asks_before_reading_again(make_window, pa
     w.edit(lambda p: replace(p, processed=True), "mark read", page="page-002.png")
     with qtbot.waitSignal(w.run_finished, timeout=120000):
         w.action_run_all()
-    assert w._requests == {} and w.doc.page("page-002.png").blocks == ()  # left alone
+    assert not w.host.busy() and w.doc.page("page-002.png").blocks == ()  # left alone
     assert w.doc.page("page-001.png").processed and w.doc.page("page-003.png").processed
     w.questions.answers["reread_all"] = False
     assert w.action_run_all() is None and not w.host.busy()

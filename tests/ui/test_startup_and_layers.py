@@ -91,6 +91,7 @@ def test_demo_settings_are_its_own(make_window, tmp_path, monkeypatch):
     w = make_window()
     w.settings_path = file
     w.update_settings(patches=384)  # a change made in the demo is kept for the demo only
+    assert w.settings_writer.flush()
     assert load_settings() == user
     again, _, _ = startup_settings(Namespace(demo=True, path=None, model=None, detector=None))
     assert again.patches == 384 and again.model == str(model)

@@ -208,3 +208,24 @@ def test_settings_dialog_tests_the_connection(make_window, fake_llm, qtbot):
     dialog._apply_preset()
     assert dialog.base_url.text() == "http://localhost:11434/v1" and not dialog.key.isEnabled()
     assert not keys.find_key("openai", fake_llm.base_url).key  # nothing stored until OK
+
+
+def test_another_source_opened_mid_translation_gets_none_of_it(make_window, pages, fake_llm, qtbot, monkeypatch,
+                                                               tmp_path):
+    """The old run's pages carry the same names as the new source's (page-001.png ...): nothing of
+    it may land there, and its progress goes when it ends."""
+    from tests.ui.conftest import write_pages
+
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
+    fake_llm.script = ["slow"]
+    fake_llm.delay = 1.5  # page-001's answer comes after the new source is open
+    other = write_pages(tmp_path / "other", 3)
+    with qtbot.waitSignal(w.translation.run_finished, timeout=15000):
+        w.translation.translate_all()
+        qtbot.waitUntil(lambda: len(fake_llm.chats()) == 1, timeout=10000)
+        assert session.open_path(w, other)
+        read_pages(w)  # the same page names and block ids as the old source
+    qtbot.wait(2000)  # past the slow answer
+    assert not any(p.translated for p in w.doc.project.pages)
+    assert not w.translation.progress.isVisible() and not w.translation.busy()
+    assert w.status_label.text().startswith("Opened other")

@@ -12,7 +12,7 @@
 
 A volume is skipped (complete) when its last line has the same output settings, its export
 exists, and the export lists exactly the pages the volume has now (a page added or removed
-since: read again). Lines torn by a crash are ignored (app.core.atomic.read_lines).
+since: read again). Lines torn by a crash are ignored (app.atomic.read_lines).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from app import __version__
-from app.core.atomic import append_line, read_lines
+from app.atomic import append_line, read_lines
 from app.core.document import Page
 from app.core.export import EXPORT_FORMAT
 from app.core.project_io import page_from_dict, page_to_dict

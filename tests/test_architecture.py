@@ -1,0 +1,66 @@
+"""The layer contracts of pyproject.toml ([tool.importlinter]), checked with import-linter.
+
+The first test runs `lint-imports` on the app as it is: a broken contract fails the suite, with
+import-linter's report of the offending import chain. The second proves the contracts bite: on a
+copy of app/ with one bad import of each sort (Qt in core, a stage importing another stage, the
+model store importing core, translate importing detect, render importing core inside a function,
+a top-level package placed in no layer) the contracts report each of them.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _lint_imports(cwd: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("lint-imports")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-c",
+                                                  "from importlinter.cli import lint_imports_command; "
+                                                  "lint_imports_command()"]
+    env = {**os.environ, **(extra_env or {})}
+    return subprocess.run([*cmd, "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True,
+                          encoding="utf-8", timeout=300)
+
+
+def test_the_app_keeps_its_layer_contracts():
+    result = _lint_imports(ROOT)
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report
+    assert "Contracts: 2 kept, 0 broken." in report, report
+
+
+BAD_IMPORTS = {
+    "app/core/bad_qt.py": "from PySide6.QtCore import QObject\n",
+    "app/detect/bad_sibling.py": "from app.ocr import text\n",
+    "app/models/bad_upward.py": "from app.core import document\n",
+    "app/translate/bad_stage.py": "from app.detect import order\n",
+    "app/render/bad_core.py": "def f():\n    from app.core import document\n",  # deferred imports count
+    "app/extras/__init__.py": "",
+}
+
+
+def test_each_kind_of_bad_import_breaks_a_contract(tmp_path):
+    copy = tmp_path / "tree"
+    shutil.copytree(ROOT / "app", copy / "app", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    before = _lint_imports(copy, {"PYTHONPATH": str(copy)})
+    assert before.returncode == 0, before.stdout + before.stderr  # the copy is the app, unbroken
+    for rel, text in BAD_IMPORTS.items():
+        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+        (copy / rel).write_text(text, encoding="utf-8")
+
+    result = _lint_imports(copy, {"PYTHONPATH": str(copy)})
+    report = result.stdout + result.stderr
+    assert result.returncode != 0, report
+    assert "Contracts: 0 kept, 2 broken." in report, report
+    for importer, imported in (("app.core.bad_qt", "PySide6"), ("app.detect.bad_sibling", "app.ocr.text"),
+                               ("app.models.bad_upward", "app.core.document"),
+                               ("app.translate.bad_stage", "app.detect.order"),
+                               ("app.render.bad_core", "app.core.document")):
+        assert f"{importer} -> {imported}" in report, (importer, report)
+    assert "app.extras" in report, report  # exhaustive: a new package must be given a layer
