@@ -36,10 +36,13 @@ def check_detector_options(args) -> None:
 
 def spec_for(args) -> PipelineSpec:
     """The pipeline set-up that the options of `args` ask for (app.core.pipeline_spec)."""
+    from app.core.pipeline import PipelineSettings
+
     check_detector_options(args)
-    return PipelineSpec(model=args.model, detector=args.detector, device=args.device, patches=args.patches,
-                        max_new_tokens=args.max_new_tokens, order=args.order, batch_size=args.batch_size,
-                        imgsz=args.imgsz, conf=args.conf)
+    settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
+                                batch_size=args.batch_size,  # None: the recognizer's policy, as in the GUI
+                                imgsz=args.imgsz, conf=args.conf)
+    return PipelineSpec(model=args.model, detector=args.detector, device=args.device, settings=settings)
 
 
 def load_pipeline_for(args):

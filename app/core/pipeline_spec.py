@@ -4,13 +4,13 @@ A `PipelineSpec` is small, frozen and picklable, so the library batch can send i
 workers on other machines, where `load_pipeline(spec)` resolves the models in that machine's
 own model store (app.models) and loads them on its device, exactly as `ocr` does here.
 
-    spec = PipelineSpec(model="nova", detector="comic-speech-bubble-detector", patches=384)
+    spec = PipelineSpec(model="nova", detector="bubbles", settings=PipelineSettings(patches=384))
     pipeline = load_pipeline(spec)       # app.core.pipeline.Pipeline
 """
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.core.pipeline import Pipeline, PipelineSettings
@@ -22,18 +22,12 @@ DEFAULT_DETECTOR = DEFAULTS["detector"]
 @dataclass(frozen=True)
 class PipelineSpec:
     """model / detector: a model-store name or a path; device: auto | cpu | cuda | mps;
-    batch_size: crops per recognizer batch (None: the recognizer's default for its device);
-    the rest as in `PipelineSettings`."""
+    settings: the pipeline's settings (patches, tokens, order, detector size and threshold...)."""
 
     model: str = DEFAULTS["ocr"]
     detector: str = DEFAULT_DETECTOR
     device: str = "auto"
-    patches: int = 384
-    max_new_tokens: int = 128
-    order: str = "rtl"
-    batch_size: int | None = None
-    imgsz: int | None = None
-    conf: float = 0.25
+    settings: PipelineSettings = PipelineSettings()
 
     def portable(self) -> PipelineSpec:
         """This spec with model and detector paths made absolute (store names as their manifest
@@ -43,12 +37,10 @@ class PipelineSpec:
     def output_settings(self) -> dict:
         """The settings that decide what the pipeline writes (not where or how fast it runs):
         models as store names or absolute paths, patches, tokens, order, imgsz, conf."""
-        data = asdict(self)
-        for key in ("device", "batch_size"):
-            data.pop(key)
-        data["model"] = _model_identity(self.model)
-        data["detector"] = _model_identity(self.detector)
-        return data
+        s = self.settings
+        return {"model": _model_identity(self.model), "detector": _model_identity(self.detector),
+                "patches": s.patches, "max_new_tokens": s.max_new_tokens, "order": s.order, "imgsz": s.imgsz,
+                "conf": s.conf}
 
 
 def _model_identity(name_or_path: str) -> str:
@@ -73,7 +65,4 @@ def load_pipeline(spec: PipelineSpec) -> Pipeline:
 
     detector = load_detector(spec.detector, device=spec.device)
     recognizer = load_recognizer(spec.model, device=spec.device)
-    settings = PipelineSettings(patches=spec.patches, max_new_tokens=spec.max_new_tokens, order=spec.order,
-                                batch_size=spec.batch_size,  # None: the recognizer's policy, as in the GUI
-                                imgsz=spec.imgsz, conf=spec.conf)
-    return Pipeline(detector, recognizer, settings)
+    return Pipeline(detector, recognizer, spec.settings)

@@ -14,6 +14,7 @@ from app.core.batch.journal import BatchLog, PartialVolume, is_complete, lock_ou
 from app.core.batch.library import find_volumes
 from app.core.document import Block, Page, Project
 from app.core.export import export_json
+from app.core.pipeline import PipelineSettings
 from app.core.pipeline_spec import PipelineSpec
 from app.core.sources import open_source
 from app.errors import ImageError, UserError
@@ -176,8 +177,9 @@ def test_nothing_but_the_ray_engine_imports_ray():
 
 def test_a_spec_sent_to_workers_names_models_by_absolute_path_or_store_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    spec = PipelineSpec(model="models/my-ocr", detector="bubbles", patches=256).portable()
+    spec = PipelineSpec(model="models/my-ocr", detector="bubbles", settings=PipelineSettings(patches=256)).portable()
     assert spec.model == str(tmp_path / "models" / "my-ocr") and spec.detector == "comic-speech-bubble-detector"
-    assert spec.patches == 256
-    assert PipelineSpec(model="nova").output_settings() == PipelineSpec(model="hayai-ocr-v2.5-nova",
-                                                                         device="cuda", batch_size=64).output_settings()
+    assert spec.settings.patches == 256
+    fast = PipelineSpec(model="hayai-ocr-v2.5-nova", device="cuda", settings=PipelineSettings(batch_size=64))
+    assert PipelineSpec(model="nova").output_settings() == fast.output_settings()  # same output
+    assert PipelineSpec(settings=PipelineSettings(order="ltr")).output_settings() != fast.output_settings()

@@ -35,14 +35,12 @@ from app.core.batch.chunks import ChunkResult, chunk_bounds, process_chunk
 from app.core.batch.journal import STATE_DIR, BatchLog, PartialVolume, is_complete, lock_out_dir
 from app.core.batch.library import Volume
 from app.core.document import Project
-from app.core.pipeline import PipelineSettings
 from app.core.pipeline_spec import PipelineSpec
 from app.core.sources import open_source
 from app.errors import UserError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CHUNK_PAGES = PipelineSettings.chunk_pages  # the pages `ocr` detects and reads together
 
 
 class VolumeStage(Protocol):
@@ -66,7 +64,6 @@ class VolumeStage(Protocol):
 class BatchOptions:
     out_dir: Path
     spec: PipelineSpec
-    chunk_pages: int = DEFAULT_CHUNK_PAGES
     retry_errors: bool = False  # read again the volumes whose last run had unreadable pages
     volume_stages: tuple[VolumeStage, ...] = ()
 
@@ -166,8 +163,13 @@ class _Driver:
         self.summary.failed.append((volume, error))
         self.emit(kind="failed", volume=volume, error=error)
 
+    @property
+    def chunk_pages(self) -> int:
+        """Pages per chunk: the pages the pipeline detects and reads together (as `ocr` does)."""
+        return self.options.spec.settings.chunk_pages
+
     def header(self, names: list[str]) -> dict:
-        return {"settings": self.settings, "chunk_pages": self.options.chunk_pages, "pages": names}
+        return {"settings": self.settings, "chunk_pages": self.chunk_pages, "pages": names}
 
     # -- planning ------------------------------------------------------------------------------
 
@@ -204,7 +206,7 @@ class _Driver:
                 continue
             todo.append(volume)
             partial = PartialVolume(self.options.out_dir, volume.key, self.header(names))
-            bounds = chunk_bounds(len(names), self.options.chunk_pages)
+            bounds = chunk_bounds(len(names), self.chunk_pages)
             pages += sum(stop - start for i, (start, stop) in enumerate(bounds) if i not in partial.done)
         self.emit(kind="planned", pages=pages)
         return todo, restage
@@ -221,7 +223,7 @@ class _Driver:
             try:
                 names = list(source.page_names)
                 partial = PartialVolume(self.options.out_dir, volume.key, self.header(names))
-                entry = _OpenVolume(volume, names, chunk_bounds(len(names), self.options.chunk_pages), partial,
+                entry = _OpenVolume(volume, names, chunk_bounds(len(names), self.chunk_pages), partial,
                                     time.perf_counter())
                 self.open[number] = entry
                 todo = [i for i in range(len(entry.chunks)) if i not in partial.done]
@@ -257,7 +259,7 @@ class _Driver:
         pages = entry.partial.pages()
         if [p.name for p in pages] != entry.names:  # every page once, in order
             raise RuntimeError(f"internal error: the pages of {volume.path} do not match its page list")
-        project = Project(source=str(volume.path.resolve()), pages=pages, order=self.options.spec.order)
+        project = Project(source=str(volume.path.resolve()), pages=pages, order=self.options.spec.settings.order)
         model, detector = self.engine.names()
         self.write(volume, project, entry.started, {"model": model, "detector": detector})
         entry.partial.remove()
