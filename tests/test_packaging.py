@@ -64,7 +64,7 @@ def test_spec_is_valid_python_and_uses_spec_data():
 def test_entry_point_exists_and_runs_the_cli():
     entry = ROOT / sd.ENTRY
     assert entry.is_file()
-    assert "from app.cli import main" in entry.read_text(encoding="utf-8")
+    assert "from app.cli import entry" in entry.read_text(encoding="utf-8")  # main(), then the fast exit
     assert sd.APP_NAME == "hayai-desktop"
 
 

@@ -109,6 +109,16 @@ def add_block(page: Page, block: Block, position: int | None = None) -> Page:
     return page.with_blocks(blocks)
 
 
+def add_block_in_reading_order(page: Page, block: Block, order: str = "rtl", panels=None) -> Page:
+    """Insert a block (a box drawn by hand) where it falls in the page's reading order, as a
+    detected block would be numbered (`panels`: the page's panels in reading order, from
+    app.detect.panels), and renumber."""
+    from app.detect.order import insertion_index
+
+    position = insertion_index([b.box for b in page.blocks], block.box, order, panels)
+    return add_block(page, block, position)
+
+
 def delete_blocks(page: Page, block_ids) -> Page:
     ids = set(block_ids)
     for i in ids:

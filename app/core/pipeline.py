@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from app.core.document import Block, Page
-from app.detect.blocks import build_regions, crop, is_vertical, pad_box
+from app.detect.blocks import block_is_vertical, build_regions, crop, gray_page, pad_box
 from app.errors import Cancelled, UserError
 
 log = logging.getLogger(__name__)
@@ -56,12 +56,13 @@ class PipelineProgress:
     blocks_total: int
 
 
-def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl") -> list[Block]:
+def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl", page=None) -> list[Block]:
     """The document's blocks for one page's detections: app.detect's regions in reading order,
-    numbered: ids "b1".."bn", order 1..n, empty text."""
+    numbered: ids "b1".."bn", order 1..n, empty text. `page`: the page as a grayscale array
+    (`gray_page`) for the layout rules that read it (ink direction, panels, lines dropped)."""
     return [Block(id=f"b{n}", order=n, kind=r.kind, box=r.box, polygon=r.polygon, vertical=r.vertical,
                   score=r.score)
-            for n, r in enumerate(build_regions(detections, image_size, order), start=1)]
+            for n, r in enumerate(build_regions(detections, image_size, order, page=page), start=1)]
 
 
 def error_text(exc: BaseException) -> str:
@@ -123,7 +124,7 @@ class Pipeline:
         loaded = [n for n in names if n in images]
         for name, dets in self._detect_each(loaded, images, pages):
             image = images[name]
-            blocks = build_blocks(dets, image.size, s.order)
+            blocks = build_blocks(dets, image.size, s.order, page=gray_page(image))
             pages[name] = Page(name=name, width=image.width, height=image.height, blocks=tuple(blocks))
             counts["blocks_total"] += len(blocks)
         report()
@@ -189,7 +190,7 @@ class Pipeline:
         with empty text, as `process` would read them."""
         s = self.settings
         (dets,) = self.detector.detect([image], imgsz=s.imgsz, conf=s.conf, iou=s.iou, batch=1)
-        return build_blocks(dets, image.size, s.order)
+        return build_blocks(dets, image.size, s.order, page=gray_page(image))
 
     def _recognize(self, crops, progress=None, cancel=None) -> list[str]:
         s = self.settings
@@ -208,9 +209,16 @@ class Pipeline:
         x0, y0, x1, y1 = (float(v) for v in box)
         norm = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
         bid = block_id or "m{}_{}_{}_{}".format(*(round(v) for v in norm))
-        block = Block(id=bid, order=order, kind="manual", box=norm, vertical=is_vertical(norm))
+        block = Block(id=bid, order=order, kind="manual", box=norm, vertical=block_is_vertical(norm, gray_page(image)))
         (text,) = self._recognize([crop(image, norm)])
         return self._filled(block, text)
+
+    def panels(self, image, ignore: Sequence = ()) -> list[tuple[float, float, float, float]]:
+        """The panels of a full-resolution page `image` in this pipeline's reading order
+        (`ignore`: boxes that count as paper, e.g. bubbles that straddle a gutter)."""
+        from app.detect.panels import find_panels
+
+        return find_panels(gray_page(image), self.settings.order, ignore=list(ignore))
 
     def read_blocks(self, image, blocks: Sequence[Block], progress=None, cancel=None) -> list[Block]:
         """Re-read `blocks` of one page (`image` at full resolution); returns them with new

@@ -3,7 +3,9 @@
 Where a project lives (`project_path_for`):
 - a folder of pages: `<folder>/.hayai-project.json`;
 - an archive or single image: `<archive>.hayai.json` beside it (e.g. `vol1.cbz.hayai.json`);
-- when that folder is not writable: `<data dir>/projects/<hash of the absolute path>.json`.
+- when that folder is not writable, or lies inside the app's own installation (the demo's
+  sample pages: read-only in a bundle, the repository in a source install):
+  `<data dir>/projects/<hash of the absolute path>.json`.
 The data dir is platformdirs' user data dir for "hayai-desktop", or $HAYAI_DATA_DIR when set.
 
 Autosaves (`save_autosave`) always go to `<data dir>/autosave/<hash>.json`, apart from the
@@ -97,11 +99,25 @@ def _writable(folder: Path) -> bool:
     return True
 
 
+def in_installation(path: str | os.PathLike) -> bool:
+    """Does `path` lie inside the app's own files (app.paths.app_root(): the checkout or the bundle)?"""
+    from app.paths import app_root
+
+    try:
+        _abs(path).resolve().relative_to(app_root().resolve())
+    except ValueError:
+        return False
+    return True
+
+
 def project_path_for(source_path: str | os.PathLike) -> Path:
-    """Where the project of this folder/archive is saved: beside the pages when writable."""
+    """Where the project of this folder/archive is saved: beside the pages when writable and not
+    part of the app's installation, else in the data dir."""
     source = _abs(source_path)
     beside = _beside_path(source)
-    return beside if _writable(beside.parent) else _fallback_path(source)
+    if in_installation(source) or not _writable(beside.parent):
+        return _fallback_path(source)
+    return beside
 
 
 def find_project_file(source_path: str | os.PathLike) -> Path | None:

@@ -37,6 +37,7 @@ class AppSettings:
     overlay_source: str = "text"  # draw the transcription or the translation
     recent_sources: tuple[str, ...] = field(default_factory=tuple)
     last_dir: str = ""  # folder of the last open dialog
+    export_dir: str = ""  # folder of the last export (the export dialogs start there)
     inpaint: str = "auto"  # text removal engine of the page views and exports (INPAINT_ENGINES)
     # machine translation ("" provider = none chosen yet: nothing is sent anywhere)
     translation_provider: str = ""  # openai | deepl | offline
@@ -135,3 +136,19 @@ def save_settings(settings: AppSettings, path: Path | None = None) -> None:
     data = asdict(settings)
     data["recent_sources"] = list(settings.recent_sources)
     atomic_write_json(path, data, indent=2)
+
+
+def export_folder(settings: AppSettings, source: str) -> Path:
+    """Where an export dialog starts: the folder of the last export; else beside the open
+    volume (the folder holding it); else, for the demo's pages inside the app's installation
+    or when there is no volume, the user's documents folder."""
+    import platformdirs
+
+    from app.core.project_io import in_installation
+
+    if settings.export_dir and Path(settings.export_dir).is_dir():
+        return Path(settings.export_dir)
+    if source and not in_installation(source) and Path(source).parent.is_dir():
+        return Path(source).parent
+    documents = Path(platformdirs.user_documents_dir())
+    return documents if documents.is_dir() else Path.home()

@@ -11,8 +11,16 @@ Rules (one place, used by the pipeline and by user-drawn boxes alike):
   box grows to the union so no text is cut off.
 - Only "bubble" and "text" detections become blocks; "other" classes (panels, faces, ...) are
   dropped unless a class map names them bubble or text.
-- Vertical text: a block taller than `VERTICAL_RATIO` times its width (the text boxes it absorbed
-  decide for a bubble that has some).
+- Vertical text: with the page image, the ink inside the block decides (columns or rows of text,
+  app.detect.direction); without it, or when the block holds too little ink to tell, a block
+  taller than `VERTICAL_RATIO` times its width (the text boxes it absorbed decide for a bubble
+  that has some).
+- Lines are not text: with the page image, a detection whose padded crop (what the recognizer
+  would get) is mostly long straight strokes and holds no text once they are set aside (a
+  panel border, a dashed line, speed lines, hatching: app.detect.ink.is_line_art) is dropped.
+  Boxes the user draws are never dropped.
+- Reading order: with the page image, panel by panel (app.detect.panels finds them from the
+  gutters), see app.detect.order.
 - Block boxes are the detected extents; padding (`pad_box`) is applied when cropping, so a
   re-read or a user-drawn box follows the same rule and padding never accumulates.
 """
@@ -21,6 +29,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from app.detect.detection import Detection
 from app.detect.order import reading_order
@@ -122,22 +132,49 @@ def _clamp(box: Box, size: tuple[int, int]) -> Box:
     return (min(max(box[0], 0.0), w), min(max(box[1], 0.0), h), min(max(box[2], 0.0), w), min(max(box[3], 0.0), h))
 
 
+def gray_page(image) -> np.ndarray:
+    """The page as a grayscale (H, W) uint8 array, what the layout rules read."""
+    return np.asarray(image if image.mode == "L" else image.convert("L"))
+
+
+def block_is_vertical(box: Box, page: np.ndarray | None = None, shape_box: Box | None = None) -> bool:
+    """Vertical text in `box`: from the ink of the grayscale `page` when given and legible,
+    else from the shape of `shape_box` (default `box`)."""
+    if page is not None:
+        from app.detect.direction import writing_direction
+
+        found = writing_direction(page, box)
+        if found is not None:
+            return found
+    return is_vertical(shape_box or box)
+
+
 def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], order: str = "rtl",
-                  kinds: Sequence[str] = READ_KINDS) -> list[Region]:
+                  kinds: Sequence[str] = READ_KINDS, page: np.ndarray | None = None) -> list[Region]:
     """The regions to read on one page, in reading order.
 
     detections: from `Detector.detect` for this page; image_size: (width, height) in pixels of
-    the same image; order: "rtl" (manga) or "ltr" (comics, webtoons). Deterministic: the same
-    detections give the same regions in the same order, whatever order they came in.
+    the same image; order: "rtl" (manga) or "ltr" (comics, webtoons); page: the same image as a
+    grayscale (H, W) uint8 array (`gray_page`): the ink decides the writing direction, the panels
+    the order, and detections on lines are dropped (without it: the box shapes, the page-wide
+    order, nothing dropped). Deterministic: the same detections give the same regions in the
+    same order, whatever order they came in.
     """
     dets = [d for d in detections if d.kind in kinds]
     dets = [Detection(_clamp(d.box, image_size), d.kind, d.score, d.polygon, d.label) for d in dets]
     dets = [d for d in dets if area(d.box) > 0]
     groups = _absorb_text_into_bubbles(_merge_duplicates(dets))
+    panels = None
+    if page is not None:
+        from app.detect.ink import is_line_art
+        from app.detect.panels import find_panels
+
+        groups = [g for g in groups if not is_line_art(page, pad_box(g.box, image_size))]
+        panels = find_panels(page, order, ignore=[g.box for g in groups])
     boxes = [tuple(round(v, 2) for v in g.box) for g in groups]
     return [Region(box=boxes[i], kind=groups[i].kind, score=round(groups[i].score, 4), polygon=groups[i].polygon,
-                   vertical=is_vertical(groups[i].text_box or groups[i].box))
-            for i in reading_order(boxes, order)]
+                   vertical=block_is_vertical(boxes[i], page, groups[i].text_box or groups[i].box))
+            for i in reading_order(boxes, order, panels)]
 
 
 def pad_box(box: Box, image_size: tuple[int, int], pad: float = DEFAULT_PAD) -> tuple[int, int, int, int]:

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QComboBox, QLabel, QStyle, QToolBar
+from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
 
 from app.core.settings import PATCH_BUDGETS
+from app.ui import icons
 from app.ui.log_bridge import open_log_folder
 
 # (action name, label, shortcut) for the help dialog and the menus
@@ -38,27 +40,26 @@ SHORTCUTS = [
     ("mask_brush", "Mask brush: paint text to clean (right button or Shift erases)", "M"),
     ("help", "Keyboard shortcuts", "F1"),
 ]
+# Keys without a modifier act only while the page (canvas) has the focus: typed into anything
+# else, they are text, never a command (issue 14: typing switched the overlay).
+CANVAS_KEYS = ("draw", "toggle_overlay", "view_mode", "mask_brush")
+# Need an open volume: disabled (greyed) while nothing is open.
+NEEDS_PROJECT = ("save", "next_page", "prev_page", "run_page", "run_all", "draw", "next_block", "prev_block",
+                 "edit_inline", "reread", "delete", "merge", "zoom_in", "zoom_out", "fit_page", "fit_width",
+                 "actual_size")
 
 
 def build(w) -> SimpleNamespace:
     """Create actions, menus and the toolbar of MainWindow `w`; returns the actions by name."""
     a = SimpleNamespace()
-    icons = w.style()
-    std = {
-        "open_folder": QStyle.StandardPixmap.SP_DirOpenIcon,
-        "save": QStyle.StandardPixmap.SP_DialogSaveButton,
-        "run_page": QStyle.StandardPixmap.SP_MediaPlay,
-        "run_all": QStyle.StandardPixmap.SP_MediaSeekForward,
-        "cancel": QStyle.StandardPixmap.SP_MediaStop,
-        "next_page": QStyle.StandardPixmap.SP_ArrowForward,
-        "prev_page": QStyle.StandardPixmap.SP_ArrowBack,
-    }
     for name, label, keys in SHORTCUTS:
         act = QAction(label, w)
-        if name in std:
-            act.setIcon(icons.standardIcon(std[name]))
         act.setShortcut(QKeySequence(keys))
+        if name in CANVAS_KEYS:
+            act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            w.view.addAction(act)
         setattr(a, name, act)
+    refresh_icons(w, a)
     a.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
     a.zoom_in.setShortcuts([QKeySequence("Ctrl++"), QKeySequence("Ctrl+=")])
     a.draw.setCheckable(True)
@@ -96,6 +97,7 @@ def build(w) -> SimpleNamespace:
     im = m.addMenu("&Import TXT")
     im.addAction("Transcriptions from TXT…", lambda: w.action_import_txt("text"))
     im.addAction("Translations from TXT…", lambda: w.action_import_txt("translation"))
+    a.project_menus = [ex, im]
     m.addSeparator()
     m.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
 
@@ -136,6 +138,9 @@ def build(w) -> SimpleNamespace:
 
     m = mb.addMenu("&Help")
     m.addAction(a.help)
+    a.open_demo = m.addAction("Open the demo pages", w.action_open_demo)
+    a.open_demo.setToolTip("Synthetic sample pages, read by small demo models that come with the app")
+    m.addSeparator()
     a.open_log_folder = m.addAction("Open log folder", open_log_folder)
     m.addAction("About Hayai Desktop", w.action_about)
 
@@ -172,3 +177,19 @@ def build(w) -> SimpleNamespace:
         tb.addWidget(QLabel(f" {label} "))
         tb.addWidget(combo)
     return a
+
+
+def refresh_icons(w, a: SimpleNamespace | None = None) -> None:
+    """(Re)paint the toolbar icons in the window's current palette (light or dark)."""
+    a = a or w.act
+    for name in icons.ICON_NAMES:
+        getattr(a, name).setIcon(icons.icon(name, w.palette()))
+
+
+def update_enabled(w) -> None:
+    """Grey out what needs an open volume while none is open."""
+    has_project = w.doc.project is not None
+    for name in NEEDS_PROJECT:
+        getattr(w.act, name).setEnabled(has_project)
+    for menu in w.act.project_menus:
+        menu.setEnabled(has_project)

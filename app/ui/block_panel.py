@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.document import Block, Page
-from app.ui.items import overlay_font
+from app.ui.items import PANEL_TEXT_PX, overlay_font
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -74,7 +74,7 @@ class BlockPanel(QWidget):
         self.title = QLabel("No block selected")
         self.title.setWordWrap(True)
         self.text_edit = QPlainTextEdit()
-        self.text_edit.setFont(overlay_font(16))
+        self.text_edit.setFont(overlay_font(PANEL_TEXT_PX))
         self.text_edit.setPlaceholderText("Transcription")
         self.original = QLabel()
         self.original.setWordWrap(True)
@@ -164,6 +164,10 @@ class BlockPanel(QWidget):
 
     def _show_editor(self, block: Block | None) -> None:
         on = block is not None
+        if not on and (self.text_edit.hasFocus() or self.translation_edit.hasFocus()):
+            # keystrokes meant for the editor stay in the panel (the list ignores them), never
+            # reaching the canvas's one-letter shortcuts once the editor is disabled
+            self.list.setFocus(Qt.FocusReason.OtherFocusReason)
         for w in (self.text_edit, self.translation_edit, self.restore_button, self.restore_translation_button):
             w.setEnabled(on)
         if not on:
@@ -231,6 +235,11 @@ class BlockPanel(QWidget):
         self._tr_timer.stop()
         if self.current_id:
             self.translation_edited.emit(self.current_id, self.translation_edit.toPlainText())
+
+    def typing(self) -> bool:
+        """Text typed in the editors and not yet committed to the project (undo keys: the
+        editor's own history first)."""
+        return self._text_timer.isActive() or self._tr_timer.isActive()
 
     def flush(self) -> None:
         """Commit text typed in the last moments (before a page change, save or close)."""

@@ -15,6 +15,9 @@ from app.core.document import Page
 from app.ui.items import SELECTED_COLOR, BlockItem, InlineEditorItem
 
 MIN_ZOOM, MAX_ZOOM = 0.05, 16.0
+EMPTY_HINT = ("Open a folder or an archive of pages\n(File > Open folder, Ctrl+O, or drop it here)\n\n"
+              "New here? Help > Open the demo pages shows sample pages\nread by the small demo models "
+              "that come with the app.")
 
 
 class Mode(enum.Enum):
@@ -162,8 +165,8 @@ class PageView(QGraphicsView):
         font = painter.font()
         font.setPointSizeF(font.pointSizeF() * 1.3)
         painter.setFont(font)
-        painter.drawText(self.viewport().rect(), int(Qt.AlignmentFlag.AlignCenter),
-                         "Open a folder or an archive of pages\n(File > Open folder, Ctrl+O, or drop it here)")
+        painter.drawText(self.viewport().rect().adjusted(16, 16, -16, -16),
+                         int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap), EMPTY_HINT)
         painter.restore()
 
     # --- modes ----------------------------------------------------------------------------
@@ -238,7 +241,7 @@ class PageView(QGraphicsView):
         self.cancel_inline_edit()
         b = item.block
         text = b.translation if self.overlay_source == "translation" else b.display_text
-        self._editor = InlineEditorItem(b, text, self._on_inline_done)
+        self._editor = InlineEditorItem(b, text, self._on_inline_done, zoom=self.zoom())
         self.scene().addItem(self._editor)
         self._editor.setFocus()
         cursor = self._editor.textCursor()
@@ -247,6 +250,11 @@ class PageView(QGraphicsView):
 
     def inline_editor(self) -> InlineEditorItem | None:
         return self._editor
+
+    def inline_edit_pending(self) -> bool:
+        """An in-place edit is open with changes of its own (the undo keys are the editor's)."""
+        doc = self._editor.document() if self._editor is not None else None
+        return doc is not None and (doc.isUndoAvailable() or doc.isRedoAvailable())
 
     def cancel_inline_edit(self) -> None:
         if self._editor is not None:

@@ -13,10 +13,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
     QPushButton,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
+    QWidget,
 )
+
+from app.ui.widgets import FlowLayout
 
 STYLES = {  # kind: (background, text) that read well in light and dark themes
     "info": ("#dbeafe", "#0b2545"),
@@ -27,7 +31,9 @@ STYLES = {  # kind: (background, text) that read well in light and dark themes
 
 
 class NoticeBar(QFrame):
-    """A coloured bar with a message, action buttons and a close button (hidden when empty)."""
+    """A coloured bar with a message, action buttons under it and a close button (hidden when
+    empty). The message wraps and the buttons flow onto more rows, so the bar never makes the
+    window wider than a narrow screen."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -39,13 +45,20 @@ class NoticeBar(QFrame):
         self._buttons: list[QPushButton] = []
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(10, 6, 6, 6)
-        self._layout.addWidget(self.label, 1)
+        content = QVBoxLayout()
+        content.setSpacing(4)
+        content.addWidget(self.label)
+        self._button_box = QWidget()
+        self._button_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self._button_flow = FlowLayout(self._button_box)
+        content.addWidget(self._button_box)
+        self._layout.addLayout(content, 1)
         self.close_button = QPushButton("✕")
         self.close_button.setFlat(True)
         self.close_button.setFixedWidth(28)
         self.close_button.setToolTip("Dismiss")
         self.close_button.clicked.connect(self.dismiss)
-        self._layout.addWidget(self.close_button)
+        self._layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         self.kind = ""
         self.hide()
 
@@ -59,16 +72,19 @@ class NoticeBar(QFrame):
         self.setPalette(pal)
         self.setAutoFillBackground(True)
         self.label.setStyleSheet(f"color: {fg};")
+        self.close_button.setStyleSheet(f"color: {fg}; font-weight: bold;")  # readable on the bar in dark themes
         self.label.setText(html)
         for b in self._buttons:
-            self._layout.removeWidget(b)
+            self._button_flow.removeWidget(b)
+            b.hide()  # gone now, deleted when the event loop next runs
             b.deleteLater()
         self._buttons = []
         for text, callback in buttons:
             b = QPushButton(text)
             b.clicked.connect(callback)
-            self._layout.insertWidget(self._layout.count() - 1, b)
+            self._button_flow.addWidget(b)
             self._buttons.append(b)
+        self._button_box.setVisible(bool(self._buttons))
         self.close_button.setVisible(closable)
         self.show()
 

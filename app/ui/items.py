@@ -6,6 +6,7 @@ them into undo commands.
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -23,6 +24,9 @@ KIND_COLORS = {
 SELECTED_COLOR = QColor(255, 159, 26)
 HANDLE_PX = 10  # resize handle size on screen
 CJK_FAMILY = ""  # set by app.ui.main.pick_cjk_font(); "" = Qt's default
+PANEL_TEXT_PX = 16  # the block panel's text size; the in-place editor is never smaller on screen
+EDITOR_MAX_PX = 40  # ... nor larger than this
+EDITOR_MIN_CHARS = 8  # the in-place editor is at least this many characters wide
 
 # vertical presentation forms for punctuation that must turn in vertical text
 _VERTICAL_FORMS = str.maketrans({
@@ -234,19 +238,31 @@ class BlockItem(QGraphicsRectItem):
         self.setCursor(Qt.CursorShape.SizeFDiagCursor if on_handle else Qt.CursorShape.SizeAllCursor)
 
 
-class InlineEditorItem(QGraphicsTextItem):
-    """Edit a block's text on the canvas: Enter commits, Shift+Enter breaks a line, Esc cancels."""
+def editor_font_px(text: str, box, zoom: float) -> float:
+    """The in-place editor's font size in scene pixels for a block `box` seen at `zoom` (screen
+    pixels per scene pixel): the size the block's text is drawn at on the page, kept on screen
+    between the block panel's size (PANEL_TEXT_PX) and EDITOR_MAX_PX."""
+    x0, y0, x1, y1 = box
+    w, h = max(4.0, x1 - x0), max(4.0, y1 - y0)
+    fitted = _horizontal_size(text or "あ", w, h)  # scene pixels, as the overlay would draw it
+    zoom = max(zoom, 1e-3)
+    return max(PANEL_TEXT_PX, min(EDITOR_MAX_PX, fitted * zoom)) / zoom
 
-    def __init__(self, block: Block, text: str, on_done):
+
+class InlineEditorItem(QGraphicsTextItem):
+    """Edit a block's text on the canvas: Enter commits, Shift+Enter breaks a line, Esc cancels.
+    Its text is as large on screen as the page's overlay, never smaller than the block panel's."""
+
+    def __init__(self, block: Block, text: str, on_done, zoom: float = 1.0):
         super().__init__(text)
         self.block_id = block.id
         self._on_done = on_done  # on_done(block_id, text or None when cancelled)
         self._finished = False
         x0, y0, x1, y1 = block.box
-        w, h = max(x1 - x0, 80.0), max(y1 - y0, 30.0)
+        px = editor_font_px(text, block.box, zoom)
         self.setPos(x0, y0)
-        self.setTextWidth(w)
-        self.setFont(overlay_font(max(10.0, min(28.0, h / 6))))
+        self.setTextWidth(max(x1 - x0, EDITOR_MIN_CHARS * px))
+        self.setFont(overlay_font(math.ceil(px)))
         self.setDefaultTextColor(QColor(10, 10, 10))
         opt = QTextOption()
         opt.setWrapMode(QTextOption.WrapMode.WrapAnywhere)

@@ -99,7 +99,8 @@ def apply_theme(app, force: str | None = None) -> None:
                                 (QPalette.ColorRole.ButtonText, "#e8e8e8"), (QPalette.ColorRole.Highlight, "#3d7bd9"),
                                 (QPalette.ColorRole.HighlightedText, "#ffffff"),
                                 (QPalette.ColorRole.ToolTipBase, "#333338"), (QPalette.ColorRole.ToolTipText, "#e8e8e8"),
-                                (QPalette.ColorRole.PlaceholderText, "#9a9a9a")):
+                                (QPalette.ColorRole.PlaceholderText, "#9a9a9a"),
+                                (QPalette.ColorRole.Link, "#7ab7ff"), (QPalette.ColorRole.LinkVisited, "#c39bff")):
                 pal.setColor(role, QColor(color))
             for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
                 pal.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7f"))
@@ -168,6 +169,19 @@ def _write_smoke_page(folder: Path) -> Path:
     return folder
 
 
+APP_ID = "hayai-desktop"  # the program, its desktop file, the X11 window class, the Wayland app id
+APP_NAME = "Hayai Desktop"
+
+
+def configure_application(app) -> None:
+    """Names the desktop sees: the task bar groups the window under the hayai-desktop desktop
+    file (packaging/linux/hayai-desktop.desktop) and shows "Hayai Desktop"."""
+    app.setApplicationName(APP_ID)
+    app.setOrganizationName(APP_ID)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setDesktopFileName(APP_ID)
+
+
 def run_gui(args) -> int:
     from app.logs import configure_logging
 
@@ -178,11 +192,17 @@ def run_gui(args) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         tmp = tempfile.TemporaryDirectory(prefix="hayai-smoke-")
         os.environ.setdefault("HAYAI_DESKTOP_CONFIG_DIR", str(Path(tmp.name) / "config"))
+    from app.ui import xcb_check
+
+    problem = xcb_check.check()
+    if problem:  # Qt would abort with a message about platform plugins: name the packages instead
+        print(problem, file=sys.stderr)
+        return 3
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Hayai Desktop")
-    app.setOrganizationName("hayai-desktop")
+    # argv[0] is the X11 window class's instance name (what a Linux task bar matches)
+    app = QApplication.instance() or QApplication([APP_ID])
+    configure_application(app)
     apply_theme(app)
     pick_cjk_font()
 

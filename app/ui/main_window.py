@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
     QInputDialog,
     QLabel,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
     QVBoxLayout,
     QWidget,
@@ -23,23 +22,26 @@ from PySide6.QtWidgets import (
 
 from app.core import edits
 from app.core.settings import AppSettings
-from app.ui import actions, log_bridge, render_ui, session
+from app.ui import actions, error_text, log_bridge, render_ui, session
 from app.ui.block_panel import BlockPanel
-from app.ui.canvas import Mode, PageView
+from app.ui.canvas import PageView
 from app.ui.commands import push_edit
-from app.ui.dialogs import NoticeBar, Questions, ShortcutsDialog
+from app.ui.dialogs import NoticeBar, Questions
 from app.ui.document_model import DocumentModel
 from app.ui.image_jobs import ImageJob, ImageJobSignals
 from app.ui.page_list import PageList
 from app.ui.run_control import RunMixin
+from app.ui.run_stats import RunStats
+from app.ui.screens import install_dialog_fitter, place_window, scrollable_docks
 from app.ui.settings import SettingsWriter
 from app.ui.threads import track_pool
+from app.ui.undo_keys import UndoKeyRouter
+from app.ui.widgets import ElidedLabel, breakable
+from app.ui.window_actions import ActionsMixin
 from app.ui.worker import WorkerConfig, WorkerHost
 
-OVERLAY_CYCLE = ("text", "boxes", "none")
 
-
-class MainWindow(RunMixin, QMainWindow):
+class MainWindow(ActionsMixin, RunMixin, QMainWindow):
     """Emits `run_finished(status)` when a detection/OCR run ends (tests, smoke test)."""
 
     run_finished = Signal(str)  # done | cancelled | failed
@@ -55,6 +57,7 @@ class MainWindow(RunMixin, QMainWindow):
         self.settings_writer.failed.connect(lambda message: self.show_notice("warning", message))
         self.questions = Questions()
         self.demo = False
+        self.user_settings = None  # (settings, file) to return to when the demo opened from the menu
         self.pipeline_overrides: dict = {}  # other PipelineSettings values (tests, benchmarks)
         self.doc = DocumentModel(self)
         self.undo_stack = QUndoStack(self)
@@ -69,6 +72,7 @@ class MainWindow(RunMixin, QMainWindow):
         self._image_signals.failed.connect(self._on_image_failed)
         self._run_id = 0
         self._run_started = 0.0
+        self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.run_stats)
         self._restored_unsaved = False
         self._closing = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
@@ -101,7 +105,7 @@ class MainWindow(RunMixin, QMainWindow):
         self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
                          [210, 340], Qt.Orientation.Horizontal)
 
-        self.status_label = QLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
+        self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.hide()
@@ -112,6 +116,8 @@ class MainWindow(RunMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.device_label)
 
         self.act = actions.build(self)
+        actions.update_enabled(self)
+        self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self._load_toolbar_from_settings()
         self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
@@ -131,6 +137,10 @@ class MainWindow(RunMixin, QMainWindow):
 
         self.translation = TranslationControl(self)
 
+        self.undo_keys = UndoKeyRouter(self)  # Ctrl+Z reaches the project's history from the editors too
+        for editor in (self.panel.text_edit, self.panel.translation_edit):
+            self.undo_keys.watch(editor, self.panel.typing)
+        self.undo_keys.watch(self.view, self.view.inline_edit_pending)
         self.doc.page_changed.connect(self._on_page_changed)
         self.doc.page_revealed.connect(self.show_page)
         self.page_list.page_activated.connect(self.show_page)
@@ -151,11 +161,23 @@ class MainWindow(RunMixin, QMainWindow):
         self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
         self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
         session.refresh_recent_menu(self)
-        self.resize(1400, 900)
+        scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
+        place_window(self)  # run_gui restores the last geometry over this
+        install_dialog_fitter()
         self.update_model_banner()
 
     # --- settings and toolbar -------------------------------------------------------------------
     def _load_toolbar_from_settings(self) -> None:
+        a = self.act
+        self.sync_toolbar()
+        a.patches.activated.connect(self._on_patches_chosen)
+        for combo in (a.device, a.order):
+            combo.activated.connect(lambda _i: self._settings_from_toolbar())
+        a.model.activated.connect(lambda _i: session.on_model_combo(self))
+        a.detector.activated.connect(lambda _i: session.on_detector_combo(self))
+
+    def sync_toolbar(self) -> None:
+        """Show the current settings in the toolbar's boxes (after a change of settings)."""
         s, a = self.settings, self.act
         budgets = [a.patches.itemData(i) for i in range(a.patches.count())]
         if s.patches not in budgets:
@@ -164,11 +186,6 @@ class MainWindow(RunMixin, QMainWindow):
         a.device.setCurrentIndex(max(0, a.device.findData(s.device)))
         a.order.setCurrentIndex(max(0, a.order.findData(s.order)))
         session.fill_model_combos(self)
-        a.patches.activated.connect(self._on_patches_chosen)
-        for combo in (a.device, a.order):
-            combo.activated.connect(lambda _i: self._settings_from_toolbar())
-        a.model.activated.connect(lambda _i: session.on_model_combo(self))
-        a.detector.activated.connect(lambda _i: session.on_detector_combo(self))
 
     def _on_patches_chosen(self, _index: int) -> None:
         a = self.act
@@ -315,137 +332,16 @@ class MainWindow(RunMixin, QMainWindow):
                              [("Re-read block", lambda: (self.notice.dismiss(), self.reread([block_id], name)))])
 
     def show_notice(self, kind: str, message: str, buttons=()) -> None:
+        """Show a message over the page; an error that names a terminal command to fetch a model
+        offers the model manager on that model instead (app.ui.error_text)."""
         from html import escape
 
-        self.notice.show_message("warning" if kind == "reread" else kind, escape(message), buttons)
+        if kind == "error":
+            message, model = error_text.for_gui(message)
+            if not buttons and (model or error_text.mentions_manager(message)):
+                buttons = [("Open the model manager", lambda: session.open_model_manager(self, select=model))]
+        self.notice.show_message("warning" if kind == "reread" else kind, escape(breakable(message)), buttons)
         self.notice.kind = kind
-
-    # --- action slots (wired in app.ui.actions) -------------------------------------------------
-    def action_open_folder(self) -> None:
-        session.choose_and_open(self, folder=True)
-
-    def action_open_archive(self) -> None:
-        session.choose_and_open(self, folder=False)
-
-    def action_save(self) -> bool:
-        return session.save(self)
-
-    def action_next_page(self) -> None:
-        self._step_page(1)
-
-    def action_prev_page(self) -> None:
-        self._step_page(-1)
-
-    def action_run_page(self) -> None:
-        if self.current:
-            self.run_pages([self.current])
-
-    def action_run_all(self) -> None:
-        """Read the pages not read yet (all of them when every page has been read: asks first,
-        since that replaces corrected text; undo brings it back)."""
-        if not self.doc.project:
-            return
-        todo = [p.name for p in self.doc.project.pages if not p.processed]
-        if not todo:
-            if not self.questions.reread_all(self):
-                return
-            todo = self.doc.page_names()
-        self.run_pages(todo)
-
-    def action_cancel(self) -> None:
-        if self.view.mode is Mode.DRAW and not self.host.busy():
-            self.act.draw.setChecked(False)
-            return
-        self.host.cancel()
-        self.translation.cancel()
-        self.status_label.setText("Cancelling…")
-
-    def action_draw(self, on: bool) -> None:
-        self.view.set_mode(Mode.DRAW if on else Mode.SELECT)
-        self.act.cancel.setEnabled(on or self.host.busy())  # Esc also leaves draw mode
-        if on:
-            self.status_label.setText("Draw mode: drag a box around text to read it (B or Esc to leave).")
-
-    def action_next_block(self) -> None:
-        self._step_block(1)
-
-    def action_prev_block(self) -> None:
-        self._step_block(-1)
-
-    def action_edit_inline(self) -> None:
-        ids = self.selected_ids()
-        if ids:
-            self.view.start_inline_edit(ids[0])
-
-    def action_reread(self) -> None:
-        self.reread(self.selected_ids())
-
-    def action_delete(self) -> None:
-        ids = self.selected_ids()
-        if ids:
-            self.edit(lambda p: edits.delete_blocks(p, ids), f"delete {len(ids)} block(s)")
-
-    def action_merge(self) -> None:
-        ids = self.selected_ids()
-        if len(ids) > 1:
-            self.edit(lambda p: edits.merge_blocks(p, ids), f"merge {len(ids)} blocks")
-            self.view.select_block(ids[0])
-            self.panel.select_block(ids[0])
-
-    def action_zoom_in(self) -> None:
-        self.view.zoom_by(1.25)
-
-    def action_zoom_out(self) -> None:
-        self.view.zoom_by(0.8)
-
-    def action_fit_page(self) -> None:
-        self.view.fit_page()
-
-    def action_fit_width(self) -> None:
-        self.view.fit_width()
-
-    def action_actual_size(self) -> None:
-        self.view.actual_size()
-
-    def action_toggle_overlay(self) -> None:
-        i = OVERLAY_CYCLE.index(self.settings.overlay) if self.settings.overlay in OVERLAY_CYCLE else 0
-        self.set_overlay(OVERLAY_CYCLE[(i + 1) % len(OVERLAY_CYCLE)])
-
-    def set_overlay(self, overlay: str) -> None:
-        self.act.overlay_actions[overlay].setChecked(True)
-        self.view.set_overlay(overlay)
-        self.update_settings(overlay=overlay)
-
-    def set_overlay_source(self, translation: bool) -> None:
-        source = "translation" if translation else "text"
-        self.view.set_overlay(self.view.overlay, source)
-        self.update_settings(overlay_source=source)
-
-    def action_help(self) -> None:
-        from app.ui.translate_control import SHORTCUTS as TRANSLATE_SHORTCUTS
-
-        ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self).exec()
-
-    def action_about(self) -> None:
-        from app import __version__
-
-        QMessageBox.about(self, "About Hayai Desktop",
-                          f"Hayai Desktop {__version__}\nManga OCR with the Hayai model family.")
-
-    def action_export(self, fmt: str, scope: str, translations: bool) -> None:
-        session.export_dialog(self, fmt, scope, translations)
-
-    def action_import_txt(self, into: str) -> None:
-        session.import_dialog(self, into)
-
-    def action_model_manager(self) -> None:
-        session.open_model_manager(self)
-
-    def action_choose_model_folder(self) -> None:
-        session.choose_model_folder(self)
-
-    def action_choose_detector(self) -> None:
-        session.choose_detector(self)
 
     # --- saving, autosave, closing --------------------------------------------------------------
     def is_dirty(self) -> bool:
@@ -477,6 +373,11 @@ class MainWindow(RunMixin, QMainWindow):
         if paths:
             event.acceptProposedAction()
             session.open_path(self, paths[0])
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "act"):
+            actions.refresh_icons(self)  # a light/dark switch: icons in the new text colour
+        super().changeEvent(event)
 
     def closeEvent(self, event) -> None:
         if not session.confirm_close(self):

@@ -29,8 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import Cancelled, UserError
+from app.ui import model_guide
 from app.ui.model_status import human_size
+from app.ui.screens import fit_dialog
 from app.ui.threads import track_thread
+from app.ui.widgets import WrappedLabel
 
 
 class TaskRunner(QObject):
@@ -75,13 +78,14 @@ class ModelManagerDialog(QDialog):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        for column in (0, 1, 2):  # name, kind (what a detector finds), size: whole
+            self.table.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.info = QLabel()
         self.info.setWordWrap(True)
         self.progress = QProgressBar()
         self.progress.hide()
-        self.progress_label = QLabel()
+        self.progress_label = WrappedLabel()  # errors name files and folders: they wrap
         self.buttons = {}
         row = QHBoxLayout()
         for key, label in (("download", "Download"), ("cancel", "Cancel"), ("verify", "Verify"),
@@ -96,8 +100,11 @@ class ModelManagerDialog(QDialog):
         close.clicked.connect(self.accept)
         row.addWidget(close)
         lay = QVBoxLayout(self)
-        lay.addWidget(QLabel(f"Models are stored in <b>{store.models_dir()}</b> "
-                             f"(models in the Hugging Face cache {store.hf_cache_dir()} are found too)."))
+        lay.addWidget(WrappedLabel(f"Models are stored in {store.models_dir()} "
+                                   f"(models in the Hugging Face cache {store.hf_cache_dir()} are found too)."))
+        self.guide = QLabel(model_guide.CHOOSING)
+        self.guide.setWordWrap(True)
+        lay.addWidget(self.guide)
         lay.addWidget(self.table, 1)
         lay.addWidget(self.info)
         lay.addWidget(self.progress_label)
@@ -131,8 +138,13 @@ class ModelManagerDialog(QDialog):
             where = installed.get(name)
             status = ("installed" + (" (Hugging Face cache)" if where[1] == "hf-cache" else "")) if where \
                 else "not installed"
-            values = (name, self.store.KIND_LABELS[entry.kind],
-                      human_size(entry.size) if entry.size else ("about 620 MB" if entry.kind == "ocr" else "not listed"),
+            kind = self.store.KIND_LABELS[entry.kind]
+            if model_guide.finds(name):
+                kind = f"Detector: {model_guide.finds(name)}" + (
+                    " (recommended)" if name == model_guide.RECOMMENDED_DETECTOR else "")
+            values = (name, kind,
+                      human_size(entry.size) if entry.size else ("about 620 MB" if entry.kind == "ocr" else
+                                                                 model_guide.size_text(name) or "not listed"),
                       status, str(where[0]) if where else "")
             for c, v in enumerate(values):
                 item = QTableWidgetItem(v)
@@ -167,7 +179,8 @@ class ModelManagerDialog(QDialog):
         self.buttons["import"].setEnabled(bool(name) and not busy)
         if name:
             e = self.store.MODELS[name]
-            self.info.setText(f"<b>{name}</b>: {e.description}. {e.repo_id} at {e.revision[:12]}; "
+            advice = f" {model_guide.advice(name)}" if model_guide.advice(name) else ""
+            self.info.setText(f"<b>{name}</b>: {e.description}.{advice} {e.repo_id} at {e.revision[:12]}; "
                               f"license {e.license or 'not stated'}.")
 
     # --- actions ------------------------------------------------------------------------------
@@ -281,6 +294,10 @@ class ModelManagerDialog(QDialog):
         self.progress_label.setText(f"{label}: cancelled." if not message else f"{label} failed: {message}")
         self.refresh()
         self.task_done.emit(label, message or "cancelled")
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        fit_dialog(self)  # 920 px wide by default: narrower on a small screen
+        super().showEvent(event)
 
     def done(self, result: int) -> None:
         self.stop()

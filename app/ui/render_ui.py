@@ -111,7 +111,7 @@ def attach(window) -> RenderController:
     window.act.mask_brush.setCheckable(True)
     window.act.mask_brush.toggled.connect(panel.brush.setChecked)
     panel.brush.toggled.connect(window.act.mask_brush.setChecked)
-    window.addAction(window.act.mask_brush)
-    window.addAction(window.act.view_mode)
+    # M and V act on the page: app.ui.actions adds them to the canvas only (CANVAS_KEYS), so that
+    # typing them into a text field never switches the brush or the view
     window.page_exporter = PageExporter(window, controller)
     return controller

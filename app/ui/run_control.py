@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from app.core import edits
 from app.ui.canvas import Mode
+from app.ui.run_stats import RunStats
 
 
 class RunMixin:
@@ -42,6 +43,7 @@ class RunMixin:
         self.panel.flush()
         rid = self.host.submit("pages", self.doc.source, {"pages": list(names)}, names=tuple(names))
         self._run_id, self._run_started = rid, time.monotonic()
+        self.run_stats = RunStats(len(names))
         self.progress.setRange(0, len(names))
         self.progress.setValue(0)
         self._set_busy(f"Starting: {len(names)} page(s)…")
@@ -70,28 +72,28 @@ class RunMixin:
             return
         self.progress.setRange(0, max(1, p.pages_total))
         self.progress.setValue(p.pages_done)
-        eta = ""
-        elapsed = time.monotonic() - self._run_started
-        if p.pages_done and p.pages_total > p.pages_done:
-            left = elapsed / p.pages_done * (p.pages_total - p.pages_done)
-            eta = f" · about {int(left // 60)}:{int(left % 60):02d} left"
+        self.run_stats.progressed(p.pages_done)
+        eta = self.run_stats.eta_text(p.pages_done)  # models' loading left out
         blocks = f" · blocks {p.blocks_done}/{p.blocks_total}" if p.blocks_total else ""
         self.status_label.setText(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}")
 
     def _on_page_read(self, req_id: int, page) -> None:
         if not self.host.wanted(req_id) or self._closing or not self.doc.has_page(page.name):
             return  # stale: cancelled, or another source is open now
+        if req_id == self._run_id:
+            self.run_stats.page_read()
         old = self.doc.page(page.name)
         new = replace(old, error=page.error) if page.error else replace(page, width=page.width or old.width,
                                                                         height=page.height or old.height)
         self.edit(lambda _p: new, f"read {page.name}", page=page.name)
 
-    def _on_region_read(self, req_id: int, page_name: str, block) -> None:
+    def _on_region_read(self, req_id: int, page_name: str, block, panels=()) -> None:
         if not self.host.wanted(req_id) or self._closing or not self.doc.has_page(page_name):
             return
         page = self.doc.page(page_name)
-        new = edits.add_block(page, block)
-        added = new.blocks[-1].id
+        order = self.doc.project.order if self.doc.project else "rtl"
+        new = edits.add_block_in_reading_order(page, block, order, panels or None)
+        added = next(b.id for b in new.blocks if b.id not in {old.id for old in page.blocks})
         self.edit(lambda _p: new, "add block", page=page_name)
         if page_name == self.current:
             self.view.select_block(added)
@@ -125,8 +127,8 @@ class RunMixin:
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if ctx["kind"] == "pages":
             if not ctx.get("quiet"):  # quiet: a run of the source that was open before this one
-                secs = time.monotonic() - self._run_started
-                self.status_label.setText(f"{done}: {len(ctx['pages'])} page(s) in {secs:.1f} s")
+                self.status_label.setText(self.run_stats.summary(status) if req_id == self._run_id
+                                          else f"{done}: {len(ctx['pages'])} page(s)")
             self.run_finished.emit(status)
         elif not ctx.get("quiet"):
             self.status_label.setText(done)

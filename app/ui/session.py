@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.core.document import Page, Project
 from app.errors import UserError
+from app.ui import demo
 from app.ui.commands import PageEditCommand
 
 ARCHIVE_FILTER = "Archives (*.cbz *.zip);;All files (*)"
@@ -83,8 +84,11 @@ def open_path(w, path: str | Path) -> bool:
     w.doc.set_project(project)
     w.page_list.set_pages(str(path), project.pages)
     w.show_page(project.pages[0].name)
+    from app.core.project_io import in_installation
+
+    demo.leave_for(w, path)  # another volume than the demo's: back to the user's own settings
     w.update_settings(recent_sources=w.settings.with_recent(str(path)).recent_sources,
-                      last_dir=str(path.parent))
+                      last_dir=w.settings.last_dir if in_installation(path) else str(path.parent))
     refresh_recent_menu(w)
     note = " (unsaved edits restored)" if restored else ""
     w.status_label.setText(f"Opened {path.name}: {len(project.pages)} page(s){note}.")
@@ -184,12 +188,15 @@ def export_dialog(w, fmt: str, scope: str, translations: bool) -> None:
         return
     stem = Path(w.doc.source).stem + (f"-{Path(w.current).stem}" if scope == "page" else "")
     stem += "-translations" if translations else ""
-    start = str(Path(w.settings.last_dir or Path.home()) / f"{stem}.{fmt}")
+    from app.core.settings import export_folder
+
+    start = str(export_folder(w.settings, w.doc.source) / f"{stem}.{fmt}")
     flt = "JSON (*.json)" if fmt == "json" else "Text (*.txt)"
     path, _ = QFileDialog.getSaveFileName(w, "Export", start, flt)
     if path:
         try:
             export_to(w, path, fmt, scope, translations)
+            w.update_settings(export_dir=str(Path(path).parent))
             w.status_label.setText(f"Exported {path}")
         except (UserError, OSError) as exc:
             w.show_notice("error", f"Export to {path} failed: {exc}")
@@ -306,12 +313,15 @@ def update_model_banner(w) -> None:
          ("Model manager…", lambda: open_model_manager(w))], closable=True)
 
 
-def open_model_manager(w, download: str | None = None) -> None:
+def open_model_manager(w, download: str | None = None, select: str | None = None) -> None:
+    """The model manager, optionally starting the download of `download` or showing `select`."""
     from app.ui.model_manager import ModelManagerDialog
 
     dialog = ModelManagerDialog(w)
     dialog.model_chosen.connect(lambda spec: (w.update_settings(model=spec), fill_model_combos(w)))
     dialog.detector_chosen.connect(lambda spec: (w.update_settings(detector=spec), fill_model_combos(w)))
+    if select:
+        dialog.select(select)
     if download:
         dialog.start_download(download)
     dialog.exec()

@@ -62,10 +62,13 @@ def _qsettings() -> QSettings:
 
 
 def restore_geometry(window: QMainWindow) -> None:
+    """The last geometry and dock layout, kept inside the screens there are now
+    (app.ui.screens.place_window); the first time, a size from the available screen area."""
+    from app.ui.screens import place_window
+
     qs = _qsettings()
     geometry, state = qs.value("geometry"), qs.value("state")
-    if isinstance(geometry, QByteArray):
-        window.restoreGeometry(geometry)
+    place_window(window, geometry if isinstance(geometry, QByteArray) else None)
     if isinstance(state, QByteArray):
         window.restoreState(state)
 
@@ -74,3 +77,4 @@ def save_geometry(window: QMainWindow) -> None:
     qs = _qsettings()
     qs.setValue("geometry", window.saveGeometry())
     qs.setValue("state", window.saveState())
+    qs.sync()  # written now: the program ends without the usual teardown (app.cli.exit_now)

@@ -51,7 +51,7 @@ class Worker(QObject):
     models_loading = Signal(str)  # what is being loaded, for the status bar
     models_ready = Signal(dict)  # model, detector, device, gpu
     page_read = Signal(int, object)  # request id, Page
-    region_read = Signal(int, str, object)  # request id, page name, Block
+    region_read = Signal(int, str, object, object)  # request id, page name, Block, the page's panels
     blocks_read = Signal(int, str, object)  # request id, page name, list[Block]
     progressed = Signal(int, object)  # request id, PipelineProgress
     finished = Signal(int, str)  # request id, "done" | "cancelled" | "failed"
@@ -192,7 +192,8 @@ class Worker(QObject):
         if cancel.is_set():
             raise Cancelled()
         block = pipeline.recognize_region(image, tuple(req.box))
-        self.region_read.emit(req.req_id, req.names[0], block)
+        panels = tuple(pipeline.panels(image, ignore=[tuple(req.box)]))  # to number the block in reading order
+        self.region_read.emit(req.req_id, req.names[0], block, panels)
 
     def _run_blocks(self, req: Request, cancel: threading.Event) -> None:
         pipeline = self._pipeline(need_detector=False)
