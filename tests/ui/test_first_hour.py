@@ -43,6 +43,7 @@ def test_help_menu_opens_the_demo_and_the_empty_canvas_says_so(make_window, page
     assert not w.demo and w.settings.model == user.model and w.settings.patches == 512
     assert w.act.patches.currentData() == 512
     settings_file = tmp_path / "config" / "settings.json"
+    assert w.settings_writer.flush()  # settings are written off the GUI thread
     assert json.loads(settings_file.read_text("utf-8"))["model"] == "hayai-ocr-v2.5-nova"
 
 
