@@ -10,6 +10,8 @@ leaves the previous file untouched and no temporary file behind.
     atomic_write_json(path, data, indent=2, mode=0o600)     # json.dumps into it (mode: secrets)
     with atomic_open(path, binary=True) as fh: ...          # streamed (images, CBZ, PDF, PSD)
     replace_durably(finished_file, path)                    # a file written elsewhere (downloads)
+    append_line(path, "one line")                           # a log (batch.jsonl): durable appends
+    read_lines(path)                                        # its complete lines (a torn last one left out)
 """
 from __future__ import annotations
 
@@ -139,3 +141,35 @@ def _remove_stale_temps(path: Path) -> None:
         with contextlib.suppress(OSError):
             if now - stale.stat().st_mtime > _STALE_TEMP_SECONDS:
                 stale.unlink()
+
+
+def append_line(path: str | os.PathLike, line: str, encoding: str = "utf-8") -> None:
+    """Append one line (no newline inside) to a log file, durably: one write, then fsync.
+
+    A log is not rewritten, so a crash can at worst leave its last line torn (no newline at
+    its end): `read_lines` leaves such a line out, and the next append starts on a new line,
+    so the fragment stays a line of its own, which a JSON-lines reader skips as invalid.
+    """
+    if "\n" in line:
+        raise ValueError("a log line cannot contain a newline")
+    data = line.encode(encoding) + b"\n"
+    with open(path, "a+b") as stream:  # appends always go to the end; reading finds the last byte
+        size = stream.seek(0, os.SEEK_END)
+        if size:
+            stream.seek(size - 1)
+            if stream.read(1) != b"\n":
+                data = b"\n" + data  # after a torn line
+        stream.write(data)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def read_lines(path: str | os.PathLike, encoding: str = "utf-8") -> list[str]:
+    """The complete lines of a log written by `append_line` (a torn last line is left out);
+    [] when the file does not exist."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return []
+    complete = data[:data.rfind(b"\n") + 1]
+    return [line for line in complete.decode(encoding, errors="replace").split("\n") if line]

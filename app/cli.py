@@ -7,6 +7,7 @@
     hayai-desktop ocr ...                                 pages to text     (app/commands/ocr.py)
     hayai-desktop render ...                              translated pages  (app/commands/render.py)
     hayai-desktop translate ...                           machine translation (app/commands/translate.py)
+    hayai-desktop batch ...                               a whole library   (app/commands/batch.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
@@ -29,6 +30,7 @@ SUBCOMMANDS = {
     "ocr": "app.commands.ocr",
     "render": "app.commands.render",
     "translate": "app.commands.translate",
+    "batch": "app.commands.batch",
 }
 
 

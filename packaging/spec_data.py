@@ -65,6 +65,8 @@ EXCLUDES = [
     "matplotlib", "polars", "pandas", "scipy", "IPython", "jupyter", "notebook", "ipykernel", "tkinter",
     # build and test tooling present in the dev environment
     "pytest", "_pytest", "pytestqt", "PyInstaller", "ruff", "pip",
+    # the optional extra [cluster]: only `hayai-desktop batch --ray` uses it (OPTIONAL_IMPORTS)
+    "ray",
     # Qt modules the app does not load (it uses QtCore, QtGui, QtWidgets only)
     "PySide6.QtWebEngineCore", "PySide6.QtWebEngineWidgets", "PySide6.QtWebEngineQuick", "PySide6.QtWebChannel",
     "PySide6.QtWebSockets", "PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtQuickWidgets", "PySide6.QtQuick3D",
@@ -75,6 +77,12 @@ EXCLUDES = [
     "PySide6.QtSensors", "PySide6.QtSerialPort", "PySide6.QtSql", "PySide6.QtTest", "PySide6.QtRemoteObjects",
     "PySide6.QtScxml", "PySide6.QtSpatialAudio", "PySide6.QtTextToSpeech", "PySide6.QtNfc", "PySide6.QtHttpServer",
 ]
+
+# Excluded modules that app code may still import, inside a function and only in these files,
+# behind a clear error when they are missing: the bundle runs everything else without them.
+OPTIONAL_IMPORTS = {
+    "ray": ["app/core/batch/ray_engine.py"],
+}
 
 # Qt plugins that PySide6's hooks collect but the app never loads, and the Qt libraries only they
 # need (QML/Quick for the virtual keyboard, Pdf for the PDF image format): about 25 MB.

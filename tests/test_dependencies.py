@@ -36,13 +36,25 @@ def _imported_top_level_modules() -> dict[str, str]:
     return found
 
 
+def _names(requirements) -> set[str]:
+    return {_norm(re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0]) for d in requirements}
+
+
 def test_every_imported_package_is_declared():
+    """In [project] dependencies, or, for the optional imports the bundle leaves out
+    (packaging/spec_data.OPTIONAL_IMPORTS: ray for `batch --ray`), in a user-facing extra."""
+    sys.path.insert(0, str(ROOT / "packaging"))
+    import spec_data  # as tests/test_packaging.py reads it
+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    declared = {_norm(re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0]) for d in project["dependencies"]}
+    declared = _names(project["dependencies"])
+    extras = _names(r for name, reqs in project.get("optional-dependencies", {}).items() if name != "dev"
+                    for r in reqs)
     providers = packages_distributions()
     missing = []
     for module, where in sorted(_imported_top_level_modules().items()):
         dists = {_norm(d) for d in providers.get(module, [])}
-        if not (dists & declared or _norm(module) in declared):  # PySide6 is split into several wheels
+        known = declared | (extras if module in spec_data.OPTIONAL_IMPORTS else set())
+        if not (dists & known or _norm(module) in known):  # PySide6 is split into several wheels
             missing.append(f"{module} (imported by {where}; installed by {sorted(dists) or 'nothing'})")
     assert not missing, "declare in pyproject.toml [project] dependencies: " + "; ".join(missing)

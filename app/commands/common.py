@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from app.core.pipeline_spec import DEFAULT_DETECTOR, PipelineSpec
 from app.errors import UserError
 from app.models.manifest import DEFAULTS
 from app.ocr import PRECISIONS
@@ -21,9 +22,6 @@ def add_model_options(parser) -> None:
                         help="crops decoded together (default: the recognizer's choice for the device)")
 
 
-DEFAULT_DETECTOR = DEFAULTS["detector"]
-
-
 def add_detector_options(parser) -> None:
     """--detector --imgsz --conf --order: the page pipeline's detection options (ocr, eval)."""
     parser.add_argument("--detector", default=DEFAULT_DETECTOR,
@@ -40,18 +38,22 @@ def check_detector_options(args) -> None:
         raise UserError(f"--imgsz must be at least 32 (got {args.imgsz}) and --conf between 0 and 1 (got {args.conf})")
 
 
-def load_pipeline_for(args):
-    """Load the detector and the recognizer of `args` -> app.core.pipeline.Pipeline."""
-    from app.core.pipeline import Pipeline, PipelineSettings
-    from app.detect import load_detector
+def spec_for(args) -> PipelineSpec:
+    """The pipeline set-up that the options of `args` ask for (app.core.pipeline_spec)."""
+    from app.core.pipeline import PipelineSettings
 
     check_detector_options(args)
-    detector = load_detector(args.detector, device=args.device)
-    recognizer = load_recognizer_for(args)
     settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
                                 batch_size=args.batch_size,  # None: the recognizer's policy, as in the GUI
                                 imgsz=args.imgsz, conf=args.conf)
-    return Pipeline(detector, recognizer, settings)
+    return PipelineSpec(model=args.model, detector=args.detector, device=args.device, settings=settings)
+
+
+def load_pipeline_for(args):
+    """Load the detector and the recognizer of `args` -> app.core.pipeline.Pipeline."""
+    from app.core.pipeline_spec import load_pipeline
+
+    return load_pipeline(spec_for(args))
 
 
 def check_model_options(args) -> None:

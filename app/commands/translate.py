@@ -102,15 +102,19 @@ def glossary_for(project, path: str | None) -> list:
     return merge(project.glossary, load_glossary(path) if path else [])
 
 
-def translate_project(project, args, save=None, stream=None):
+def translate_project(project, args, save=None, stream=None, translator=None):
     """Run the stage over `project` (modified in place, page by page); `save(project)` after
-    each page. Returns (blocks translated, blocks not translated)."""
+    each page. `translator`: one made by the caller and kept open for more projects (the
+    `batch` command's volumes); by default one is made for this project and closed.
+    Returns (blocks translated, blocks not translated)."""
     from app.core.translation import TranslateOptions, translate_pages
 
     stream = stream or sys.stderr
     settings = translator_settings(args)
     glossary = glossary_for(project, args.glossary)
-    translator = make_translator_for(settings, args.trust_unpinned)
+    own = translator is None
+    if own:
+        translator = make_translator_for(settings, args.trust_unpinned)
     options = TranslateOptions(context_pages=settings.context_pages, retranslate=args.retranslate,
                                replace_edited=args.replace_edited)
     done = left = 0
@@ -129,7 +133,8 @@ def translate_project(project, args, save=None, stream=None):
             elif outcome.skipped:
                 print(f"hayai-desktop: page {outcome.name}: skipped, {outcome.skipped}", file=stream)
     finally:
-        translator.close()
+        if own:
+            translator.close()
     print(f"hayai-desktop: {done} block(s) translated with {translator.name}"
           + (f"; {left} block(s) not translated (run again to resume)" if left else ""), file=stream)
     return done, left

@@ -65,7 +65,8 @@ def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl", pa
             for n, r in enumerate(build_regions(detections, image_size, order, page=page), start=1)]
 
 
-def _error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
+    """How a page's error reads in its Page.error: the message of a UserError, else type: message."""
     return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
 
 
@@ -118,7 +119,7 @@ class Pipeline:
                 images[name] = source.load(name)
             except PAGE_ERRORS as exc:
                 log.warning("page %s: %s", name, exc)
-                pages[name] = Page(name=name, error=_error_text(exc))
+                pages[name] = Page(name=name, error=error_text(exc))
         check()
         loaded = [n for n in names if n in images]
         for name, dets in self._detect_each(loaded, images, pages):
@@ -141,7 +142,7 @@ class Pipeline:
         except PAGE_ERRORS as exc:
             if len(loaded) <= 1:
                 for n in loaded:
-                    pages[n] = Page(name=n, width=images[n].width, height=images[n].height, error=_error_text(exc))
+                    pages[n] = Page(name=n, width=images[n].width, height=images[n].height, error=error_text(exc))
                 return []
         out = []
         for n in loaded:  # isolate the failing page(s)
@@ -169,7 +170,7 @@ class Pipeline:
         except PAGE_ERRORS as exc:
             if len(ready) <= 1:
                 for n in ready:
-                    pages[n] = replace(pages[n], error=_error_text(exc))
+                    pages[n] = replace(pages[n], error=error_text(exc))
                 counts["blocks"] = base + len(crops)
                 return
             counts["blocks"] = base

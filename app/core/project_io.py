@@ -147,11 +147,12 @@ def project_to_dict(project: Project) -> dict:
         "order": project.order,
         "style": style_to_dict(project.style),
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
-        "pages": [_page_to_dict(page) for page in project.pages],
+        "pages": [page_to_dict(page) for page in project.pages],
     }
 
 
-def _page_to_dict(page: Page) -> dict:
+def page_to_dict(page: Page) -> dict:
+    """One page as plain JSON data (the project file's page object)."""
     return {
         "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
@@ -256,6 +257,11 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
     style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
     return Project(source=source, pages=pages, order=order, style=style, glossary=glossary)
+
+
+def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
+    """A Page from `page_to_dict` data; UserError naming `path` and the bad field."""
+    return _Reader(Path(path)).page(data, "page")
 
 
 def _damaged(path: Path, why: str) -> UserError:
