@@ -46,7 +46,8 @@ def spec_for(args) -> PipelineSpec:
     settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
                                 batch_size=args.batch_size,  # None: the recognizer's policy, as in the GUI
                                 imgsz=args.imgsz, conf=args.conf)
-    return PipelineSpec(model=args.model, detector=args.detector, device=args.device, settings=settings)
+    return PipelineSpec(model=args.model, detector=args.detector, device=args.device, settings=settings,
+                        precision=getattr(args, "precision", "auto"))
 
 
 def load_pipeline_for(args):

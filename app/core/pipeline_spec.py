@@ -22,12 +22,14 @@ DEFAULT_DETECTOR = DEFAULTS["detector"]
 @dataclass(frozen=True)
 class PipelineSpec:
     """model / detector: a model-store name or a path; device: auto | cpu | cuda | mps;
+    precision: the OCR model's (app.ocr.PRECISIONS; auto: per device);
     settings: the pipeline's settings (patches, tokens, order, detector size and threshold...)."""
 
     model: str = DEFAULTS["ocr"]
     detector: str = DEFAULT_DETECTOR
     device: str = "auto"
     settings: PipelineSettings = PipelineSettings()
+    precision: str = "auto"
 
     def portable(self) -> PipelineSpec:
         """This spec with model and detector paths made absolute (store names as their manifest
@@ -64,5 +66,5 @@ def load_pipeline(spec: PipelineSpec) -> Pipeline:
     from app.ocr.recognizer import load_recognizer
 
     detector = load_detector(spec.detector, device=spec.device)
-    recognizer = load_recognizer(spec.model, device=spec.device)
+    recognizer = load_recognizer(spec.model, device=spec.device, precision=spec.precision)
     return Pipeline(detector, recognizer, spec.settings)
