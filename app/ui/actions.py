@@ -172,10 +172,16 @@ def build(w) -> SimpleNamespace:
     a.order.setToolTip("Reading order of new detections")
     a.order.addItem("Right to left", "rtl")
     a.order.addItem("Left to right", "ltr")
+    # the reading settings get a row of their own: beside the actions they overflowed a 1280 px
+    # screen and hid the detector, the reading order and the page-view toggle behind "»"
+    settings_tb = QToolBar("Reading settings", w)
+    settings_tb.setObjectName("settings_toolbar")
+    w.addToolBarBreak()
+    w.addToolBar(settings_tb)
     for label, combo in (("Budget", a.patches), ("Device", a.device), ("Precision", a.precision), ("OCR", a.model),
                          ("Detector", a.detector), ("Order", a.order)):
-        tb.addWidget(QLabel(f" {label} "))
-        tb.addWidget(combo)
+        settings_tb.addWidget(QLabel(f" {label} "))
+        settings_tb.addWidget(combo)
     return a
 
 

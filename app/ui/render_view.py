@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtGui import QActionGroup, QImage, QUndoCommand
+from PySide6.QtWidgets import QToolBar
 
 from app.render.style import TextStyle
 from app.ui.threads import track_pool
@@ -151,9 +152,16 @@ class RenderController(QObject):
             self.mode_actions[mode] = act
         menu.addAction(a.view_mode)
         a.view_mode.triggered.connect(self.cycle_mode)
-        toolbar = w.addToolBar("Page view")
+        toolbar = QToolBar("Page view", w)
         toolbar.setObjectName("render_toolbar")
         toolbar.addActions(list(self.mode_actions.values()))
+        settings_bar = w.findChild(QToolBar, "settings_toolbar")
+        if settings_bar is not None:  # on the first row, after the actions; the settings keep row two
+            w.removeToolBarBreak(settings_bar)
+            w.insertToolBar(settings_bar, toolbar)
+            w.insertToolBarBreak(settings_bar)
+        else:
+            w.addToolBar(toolbar)
 
     def cycle_mode(self) -> None:
         self.set_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])

@@ -109,3 +109,25 @@ def test_breakable_splits_long_words_only():
     out = breakable(f"see {long} now")
     assert out.replace("\u200b", "") == f"see {long} now" and "\u200b" in out
     assert max(len(part) for part in breakable("x" * 100).split("\u200b")) <= 40
+
+
+def test_every_toolbar_control_shows_on_a_laptop_screen(qtbot):
+    """At the first size on a 1280x800 laptop nothing hides behind a toolbar's "»": the reading
+    settings have a row of their own, the page-view toggle sits beside the actions."""
+    from PySide6.QtWidgets import QToolBar
+
+    from app.ui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.setGeometry(initial_rect(LAPTOP))
+    w.show()
+    qtbot.waitUntil(lambda: w.act.order.isVisible(), timeout=3000)
+    bars = {tb.objectName(): tb for tb in w.findChildren(QToolBar)}
+    assert {"main_toolbar", "render_toolbar", "settings_toolbar"} <= set(bars)
+    hidden = [(name, getattr(a, "text", lambda: "")() or type(wd).__name__)
+              for name, tb in bars.items() for a in tb.actions()
+              for wd in [tb.widgetForAction(a)] if wd is not None and not wd.isVisible() and not a.isSeparator()]
+    assert hidden == []
+    assert bars["main_toolbar"].y() == bars["render_toolbar"].y() < bars["settings_toolbar"].y()
+    w.shutdown()
