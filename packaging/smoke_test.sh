@@ -12,6 +12,7 @@
 #   recognize  a tiny random-weight OCR checkpoint (app.ocr.testing) on two generated crops
 #   ocr        a generated folder of pages with a tiny random-weight YOLO detector (app.detect.testing)
 #   gui        --smoke-test: main window offscreen, one page through the pipeline, exit 0
+#   render     the ocr export with a translation in every block -> PNG pages and layered PSDs
 #   fonts      (within gui) the bundled CJK font draws 漢字かなカナ한글, no glyph is the missing-glyph box
 # Exit status: 0 when every check passed, 1 otherwise. Build log: build/pyinstaller.log.
 set -uo pipefail
@@ -138,6 +139,26 @@ if [ "$HAVE_DETECT" = 1 ]; then
     fi
 else
     say "SKIP ocr (app/commands/ocr.py or app/detect/testing.py not in this tree)"
+fi
+
+# render: the frozen app letters a translation into every block of the ocr export and writes
+# PNG pages and layered PSDs (Pillow with raqm, pyphen's dictionaries, psd-tools, the shipped fonts)
+if [ "$HAVE_DETECT" = 1 ] && [ -f app/commands/render.py ] && [ -f "$WORK/ocr.json" ]; then
+    "$PY" - "$WORK/ocr.json" "$WORK/translated.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1], encoding="utf-8"))
+for page in doc["pages"]:
+    for block in page["blocks"]:
+        block["translation"] = "Hyphenation everywhere!"
+json.dump(doc, open(sys.argv[2], "w", encoding="utf-8"), ensure_ascii=False)
+EOF
+    if timed "render png + psd (frozen)" frozen render "$WORK/translated.json" --out "$WORK/rendered" --format png 2>"$WORK/render.err" \
+        && frozen render "$WORK/translated.json" --out "$WORK/rendered-psd" --format psd 2>>"$WORK/render.err" \
+        && [ "$(ls "$WORK/rendered" | grep -c '\.png$')" = 2 ] && [ "$(ls "$WORK/rendered-psd" | grep -c '\.psd$')" = 2 ]; then
+        passed+=(render)
+    else
+        tail -n 20 "$WORK/render.err"; fail "render"
+    fi
 fi
 
 # gui: --smoke-test with the tiny models
