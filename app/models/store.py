@@ -37,15 +37,25 @@ No Qt, no torch.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-from app.atomic import atomic_write_json
 from app.errors import Cancelled, ModelError
+from app.models.integrity import (  # noqa: F401  (re-exported: file_sha256; tests use the side-file helpers)
+    CancelFn,
+    ProgressFn,
+    _copy_file,
+    _expected_sha,
+    _read_json,
+    _remember_hash,
+    _sha256_file,
+    _trust,
+    _trusted_path,
+    _write_json,
+    file_sha256,
+)
 from app.models.manifest import (  # noqa: F401  (re-exported)
     ALIASES,
     DEFAULTS,
@@ -55,51 +65,7 @@ from app.models.manifest import (  # noqa: F401  (re-exported)
     ModelEntry,
     ModelFile,
 )
-
-DEFAULT_ENDPOINT = "https://huggingface.co"
-
-
-ProgressFn = Callable[[str, int, "int | None"], None]
-CancelFn = Callable[[], bool]
-
-
-# ---------------------------------------------------------------------------------------- places
-def models_dir() -> Path:
-    """The app's model directory: `$HAYAI_MODELS_DIR`, else platformdirs' user data dir / "models"."""
-    override = os.environ.get("HAYAI_MODELS_DIR")
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("hayai-desktop", appauthor=False)) / "models"
-
-
-def hf_cache_dir() -> Path:
-    """The Hugging Face hub cache, read from the environment at call time."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    from huggingface_hub import constants
-
-    return Path(constants.HF_HUB_CACHE)
-
-
-def hf_endpoint() -> str:
-    """`$HF_ENDPOINT` (read now, not at import) or https://huggingface.co, without a trailing slash."""
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-
-def is_offline() -> bool:
-    """True when `HF_HUB_OFFLINE` is set to 1/true/yes/on now (or was when huggingface_hub loaded)."""
-    value = os.environ.get("HF_HUB_OFFLINE", "").strip().upper()
-    if value in ("1", "ON", "YES", "TRUE"):
-        return True
-    if value in ("0", "OFF", "NO", "FALSE"):
-        return False
-    from huggingface_hub import constants
-
-    return bool(constants.HF_HUB_OFFLINE)
+from app.models.places import DEFAULT_ENDPOINT, hf_cache_dir, hf_endpoint, is_offline, models_dir  # noqa: F401
 
 
 def get_entry(name: str | ModelEntry) -> ModelEntry:
@@ -146,106 +112,6 @@ def _store_path(entry: ModelEntry) -> Path:
 def _result_path(entry: ModelEntry, folder: Path) -> Path:
     """A single-file model resolves to its file, the others to their folder."""
     return folder / entry.files[0].name if entry.single_file else folder
-
-
-# ---------------------------------------------------------------------- small JSON side files
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(path, data, indent=1, sort_keys=True)
-
-
-def _sha256_file(path: Path, progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> str:
-    """sha256 (hex) of a file, read 1 MiB at a time: progress(file name, bytes done, total) after
-    each, cancel() before each (True raises Cancelled)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    total = path.stat().st_size if progress else None
-    done = 0
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            if cancel is not None and cancel():
-                raise Cancelled(f"checking {path.name} cancelled")
-            h.update(block)
-            done += len(block)
-            if progress:
-                progress(path.name, done, total)
-    return h.hexdigest()
-
-
-def _copy_file(src: Path, dest: Path, progress: ProgressFn | None, cancel: CancelFn | None) -> str:
-    """Copy 1 MiB at a time, answering cancel() between chunks (Cancelled; `dest` is then partial);
-    returns the sha256 (hex) of the bytes copied."""
-    import hashlib
-
-    h = hashlib.sha256()
-    total = src.stat().st_size
-    done = 0
-    with src.open("rb") as fin, dest.open("wb") as fout:
-        for block in iter(lambda: fin.read(1 << 20), b""):
-            if cancel is not None and cancel():
-                raise Cancelled(f"copying {src.name} cancelled")
-            fout.write(block)
-            h.update(block)
-            done += len(block)
-            if progress:
-                progress(src.name, done, total)
-        fout.flush()
-        os.fsync(fout.fileno())
-    return h.hexdigest()
-
-
-def _hash_cache_path() -> Path:
-    return models_dir() / ".sha256.json"
-
-
-def _remember_hash(path: Path, sha: str) -> None:
-    st = path.stat()
-    cache = _read_json(_hash_cache_path())
-    cache[str(path.resolve())] = [st.st_size, st.st_mtime_ns, sha]
-    _write_json(_hash_cache_path(), cache)
-
-
-def file_sha256(path: Path, *, use_cache: bool = True) -> str:
-    """sha256 (hex) of a file; remembered per (resolved path, size, mtime) when `use_cache`."""
-    path = Path(path)
-    key = str(path.resolve())
-    st = path.stat()
-    if use_cache:
-        hit = _read_json(_hash_cache_path()).get(key)
-        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-            return hit[2]
-    sha = _sha256_file(path)
-    try:
-        _remember_hash(path, sha)
-    except OSError:
-        pass  # read-only store: verification still happened, it is just not remembered
-    return sha
-
-
-def _trusted_path() -> Path:
-    return models_dir() / ".trusted.json"
-
-
-def _trusted_sha(entry: ModelEntry, f: ModelFile) -> str | None:
-    return _read_json(_trusted_path()).get(f"{entry.repo_id}/{f.name}")
-
-
-def _trust(entry: ModelEntry, f: ModelFile, sha: str) -> None:
-    data = _read_json(_trusted_path())
-    data[f"{entry.repo_id}/{f.name}"] = sha
-    _write_json(_trusted_path(), data)
-
-
-def _expected_sha(entry: ModelEntry, f: ModelFile) -> str | None:
-    return f.sha256 or _trusted_sha(entry, f)
 
 
 # ------------------------------------------------------------------------------- resolution
