@@ -35,6 +35,10 @@ class Block:
     mask_edits: tuple[MaskStroke, ...] = ()  # brush strokes on the text mask, page pixels, in order
     machine_translation: str = ""  # what the last translation run gave ("" = none)
     translator: str = ""  # which backend/model produced machine_translation
+    # "untranslated": the last run's answer (in machine_translation) looks untranslated (the
+    # source copied back, or still in the source's script): not used as the translation, not
+    # counted, and the next run asks again. "" otherwise.
+    machine_flag: str = ""
 
     @property
     def display_text(self) -> str:
@@ -50,6 +54,11 @@ class Block:
         """The translation is the user's own (typed, imported, or a machine one changed by hand):
         a translation run keeps it unless told to replace it."""
         return bool(self.translation) and self.translation != self.machine_translation
+
+    @property
+    def looks_untranslated(self) -> bool:
+        """The machine's answer was not a translation and nothing else stands in for it."""
+        return self.machine_flag == "untranslated" and not self.translation.strip()
 
     @property
     def needs_translation(self) -> bool:

@@ -87,5 +87,6 @@ def _block(data: dict, where: str) -> Block:
         patches=None if data.get("patches") is None else int(data["patches"]),
         machine_translation=str(data.get("machine_translation", "")),
         translator=str(data.get("translator", "")),
+        machine_flag=str(data.get("machine_flag", "")),
         style=style, mask_edits=strokes,
     )

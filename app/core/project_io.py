@@ -20,12 +20,12 @@ File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
                             "text": str | null, "translation", "model", "patches": int | null,
-                            "machine_translation", "translator",
+                            "machine_translation", "translator", "machine_flag",
                             "style": {changed style fields} | null,
                             "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
      "glossary": [{"source", "target", "note"}],
      "style": {the project's lettering style: font, min_size, max_size, color, ...}}
-"machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
+"machine_translation", "translator", "machine_flag", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults).
 """
 from __future__ import annotations
@@ -384,6 +384,7 @@ class _Reader:
             mask_edits=self.strokes(data.get("mask_edits"), f"{where}.mask_edits"),
             machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
             translator=self.text(data, "translator", where, optional=True, default=""),
+            machine_flag=self.text(data, "machine_flag", where, optional=True, default=""),
         )
 
     def glossary_entry(self, data, where: str) -> GlossaryEntry:

@@ -50,6 +50,8 @@ class AppSettings:
     translation_target: str = "en"
     translation_context_pages: int = 2
     translation_glossary_file: str = ""  # optional glossary file used with the project's own
+    translation_timeout: float = 60.0  # seconds without a chunk from the server
+    translation_total_timeout: float = 0.0  # seconds for a whole answer (0 = 600 local, 180 hosted)
 
     def with_recent(self, path: str) -> AppSettings:
         """A copy with `path` first in the recent sources (no duplicates, at most MAX_RECENT)."""
@@ -74,6 +76,12 @@ class AppSettings:
             translation_target=self.translation_target or d.translation_target,
             translation_context_pages=(self.translation_context_pages if isinstance(self.translation_context_pages, int)
                                        and 0 <= self.translation_context_pages <= 20 else d.translation_context_pages),
+            translation_timeout=(float(self.translation_timeout) if isinstance(self.translation_timeout, (int, float))
+                                 and 1 <= self.translation_timeout <= 3600 else d.translation_timeout),
+            translation_total_timeout=(float(self.translation_total_timeout)
+                                       if isinstance(self.translation_total_timeout, (int, float))
+                                       and 0 <= self.translation_total_timeout <= 24 * 3600
+                                       else d.translation_total_timeout),
         )
 
 
