@@ -200,7 +200,7 @@ class _LLMHandler(_Handler):
         owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, None))
         if not self._authorized(owner):
             return
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.rstrip("/").endswith("/v1/models"):
             self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"}
                                                         for m in owner.models]})
         elif self.path.rstrip("/") == "/props" and owner.n_ctx:
@@ -211,7 +211,7 @@ class _LLMHandler(_Handler):
     def do_POST(self):
         owner = self.server.owner
         body = self._body()
-        chat = self.path.endswith("/chat/completions")
+        chat = self.path.endswith("/v1/chat/completions")
         behaviour = owner.next_behaviour() if chat else ""  # a script is for the chat requests only
         owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, behaviour))
         if not self._authorized(owner):

@@ -196,7 +196,7 @@ def _loads(text: str):
 
 
 def _top_level_values(reply: str):
-    """Every JSON value that starts at a '{' or '[' outside an earlier value, in order."""
+    """(value, end) of every JSON value that starts at a '{' or '[' outside an earlier value."""
     pos = 0
     for match in re.finditer(r"[{\[]", reply):
         if match.start() < pos:
@@ -206,7 +206,7 @@ def _top_level_values(reply: str):
         except json.JSONDecodeError:
             continue
         pos = end
-        yield value
+        yield value, end
 
 
 def _is_request_echo(value) -> bool:
@@ -223,7 +223,7 @@ def _candidates(reply: str):
         yield _loads(reply)
     except json.JSONDecodeError:
         pass
-    values = list(_top_level_values(reply))
+    values = [v for v, _end in _top_level_values(reply)]
     yield from reversed(values)
     for block in _FENCE.findall(reply):
         try:
@@ -281,8 +281,10 @@ def read_answer(reply: str, ids: Sequence[str]) -> Answer:
         pairs = _items(candidate)
         if pairs:
             break
-    if not pairs:  # cut-off or broken JSON: keep the complete {"id", "text"} objects
-        salvaged = _salvage(reply)
+    if not pairs:  # cut-off or broken JSON: keep the complete {"id", "text"} objects after the
+        # last complete JSON value (inside one, such as an echo of the request, they are not answers)
+        ends = [end for v, end in _top_level_values(reply) if _is_request_echo(v)]
+        salvaged = _salvage(reply[ends[-1]:] if ends else reply)
         if not salvaged:
             return Answer({}, ok=pairs is not None)
         pairs = salvaged
