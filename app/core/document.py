@@ -39,6 +39,8 @@ class Block:
     # source copied back, or still in the source's script): not used as the translation, not
     # counted, and the next run asks again. "" otherwise.
     machine_flag: str = ""
+    # keys of a newer build's file this build does not know: kept and written back (app.core.versioning)
+    extra: dict | None = field(default=None, compare=False, repr=False)
 
     @property
     def display_text(self) -> str:
@@ -74,6 +76,7 @@ class Page:
     blocks: tuple[Block, ...] = ()
     processed: bool = False  # detection + OCR has run on this page
     error: str | None = None  # why the page could not be read, if it could not
+    extra: dict | None = field(default=None, compare=False, repr=False)  # unknown keys, kept (Block.extra)
 
     @property
     def translated(self) -> bool:
@@ -97,6 +100,10 @@ class Project:
     version: int = 1
     style: TextStyle = field(default_factory=TextStyle)  # the project's lettering style
     glossary: list[GlossaryEntry] = field(default_factory=list)  # the project's own terms
+    # top-level keys this build does not know, per file format they came from (written back to it)
+    extra: dict[str, dict] = field(default_factory=dict, compare=False, repr=False)
+    # why this project must not be written over (a file of a newer major version), else None
+    read_only: str | None = field(default=None, compare=False)
 
     def page_index(self, name: str) -> int:
         for i, p in enumerate(self.pages):
