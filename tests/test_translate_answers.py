@@ -9,8 +9,7 @@ import threading
 import pytest
 
 from app.errors import Cancelled
-from app.translate import Segment, TranslationError, TranslatorSettings, make_translator
-from app.translate import contract
+from app.translate import Segment, TranslationError, TranslatorSettings, contract, make_translator
 from app.translate.capabilities import CapabilityStore
 from tests.llm_server import fake_translate
 

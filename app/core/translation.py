@@ -210,7 +210,7 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
             outcome = PageOutcome(name, page, skipped="not read yet (run detection + OCR first)" if not page.error
                                   else f"page error: {page.error}")
         else:
-            def tokens(n: int, done=done, name=name) -> None:
+            def tokens(n: int, done=done, name=name, failed=failed) -> None:
                 if progress is not None:
                     progress(TranslateProgress(done, len(todo), failed, name, n))
 
