@@ -76,6 +76,22 @@ def _scan() -> tuple[dict[str, Path], tuple[str, ...]]:
     return found, tuple(sorted(families, key=str.lower))
 
 
+@functools.lru_cache(maxsize=1)
+def installed_files() -> tuple[Path, ...]:
+    """Every font file in the font folders, in the order the per-glyph fallback tries them: the
+    folders in order ($HAYAI_FONT_DIRS first), upright regular-weight files before bold, italic
+    and oblique ones, then by path. Listed once per process, nothing opened."""
+    styled = ("bold", "italic", "oblique", "light", "thin", "black", "condensed", "mono")
+    out: list[tuple[int, bool, str, Path]] = []
+    for rank, folder in enumerate(_font_dirs()):
+        if not folder.is_dir():
+            continue
+        for root, _dirs, files in os.walk(folder):
+            out += [(rank, any(w in n.lower() for w in styled), str(Path(root) / n), Path(root) / n)
+                    for n in files if n.lower().endswith(FONT_SUFFIXES)]
+    return tuple(p for *_key, p in sorted(out, key=lambda t: t[:3]))
+
+
 def family_names() -> list[str]:
     """Names a user can pick: the shipped roles, then installed families (sorted)."""
     return list(SHIPPED) + list(_scan()[1])
@@ -83,6 +99,20 @@ def family_names() -> list[str]:
 
 def default_role(cjk: bool) -> str:
     return "cjk" if cjk else "comic"
+
+
+CJK_TARGETS = ("ja", "zh", "ko")
+
+
+def wants_cjk_face(text: str, target_lang: str | None = None) -> bool:
+    """The default face for this text is Noto Sans CJK rather than Comic Neue: a Japanese,
+    Chinese or Korean target, or text that is mostly CJK or has any Hangul (Comic Neue has
+    neither)."""
+    from app.render.layout import has_hangul, is_cjk_text
+
+    if target_lang and target_lang.split("-")[0].split("_")[0].lower() in CJK_TARGETS:
+        return True
+    return is_cjk_text(text) or has_hangul(text)
 
 
 def resolve_font(name: str, cjk: bool = False) -> Path:
