@@ -20,7 +20,7 @@ from PIL import Image
 from app.errors import Cancelled
 from app.render.draw import composite
 from app.render.inpaint import CleanPatch, clean_block
-from app.render.masks import BlockMask, block_mask, to_gray
+from app.render.masks import BlockMask, block_mask, in_box, to_gray
 from app.render.strokes import MaskStroke
 from app.render.style import TextStyle
 from app.render.typeset import Shape, TextLayer, bubble_shape, typeset
@@ -106,7 +106,10 @@ class PageRenderer:
         hit = self._shapes.get(key)
         if hit is None:
             width, height = self.size
-            hit = self._shapes[key] = bubble_shape(b.box, b.polygon, b.kind, self.mask(b), width, height)
+            mask = self.mask(b)
+            kind = "bubble" if b.kind == "manual" and mask.body is not None else b.kind  # a box drawn round a bubble
+            hit = self._shapes[key] = bubble_shape(b.box, b.polygon, kind, in_box(mask, b.box, width, height),
+                                                   width, height)
         return hit
 
     def layer(self, b: RenderBlock) -> TextLayer | None:
