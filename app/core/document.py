@@ -65,6 +65,7 @@ class Page:
     blocks: tuple[Block, ...] = ()
     processed: bool = False  # detection + OCR has run on this page
     error: str | None = None  # why the page could not be read, if it could not
+    sizes: str | None = None  # how its bubbles' sizes are harmonised (SIZE_MODES); None: as the project
 
     @property
     def translated(self) -> bool:
@@ -88,6 +89,11 @@ class Project:
     version: int = 1
     style: TextStyle = field(default_factory=TextStyle)  # the project's lettering style
     glossary: list[GlossaryEntry] = field(default_factory=list)  # the project's own terms
+    sizes: str = "each"  # the pages' size harmonisation (app.render.page.SIZE_MODES) unless a page says
+
+    def page_sizes(self, page: Page) -> str:
+        """The size harmonisation a page is lettered with: its own, else the project's."""
+        return page.sizes or self.sizes
 
     def page_index(self, name: str) -> int:
         for i, p in enumerate(self.pages):

@@ -24,7 +24,9 @@ File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
                             "style": {changed style fields} | null,
                             "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
      "glossary": [{"source", "target", "note"}],
-     "style": {the project's lettering style: font, min_size, max_size, color, ...}}
+     "style": {the project's lettering style: font, min_size, max_size, color, ...},
+     "sizes": "each" | "one" | "few"}
+A page may also hold "sizes" (its own size harmonisation; absent = the project's).
 "machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults).
 """
@@ -146,6 +148,7 @@ def project_to_dict(project: Project) -> dict:
         "source": str(project.source),
         "order": project.order,
         "style": style_to_dict(project.style),
+        "sizes": project.sizes,
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
         "pages": [page_to_dict(page) for page in project.pages],
     }
@@ -153,11 +156,14 @@ def project_to_dict(project: Project) -> dict:
 
 def page_to_dict(page: Page) -> dict:
     """One page as plain JSON data (the project file's page object)."""
-    return {
+    data = {
         "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
         "blocks": [block_to_dict(b) for b in page.blocks],
     }
+    if page.sizes is not None:
+        data["sizes"] = page.sizes
+    return data
 
 
 def block_to_dict(block: Block) -> dict:
@@ -256,7 +262,8 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
     style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
-    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary)
+    sizes = reader.sizes(data, "")
+    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary, sizes=sizes or "each")
 
 
 def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
@@ -322,6 +329,14 @@ class _Reader:
         except (ValueError, TypeError) as exc:
             self.fail(where, str(exc))
 
+    def sizes(self, data: dict, where: str) -> str | None:
+        from app.render.page import SIZE_MODES
+
+        value = data.get("sizes")
+        if value is not None and value not in SIZE_MODES:
+            self.fail(_join(where, "sizes"), f"expected one of {', '.join(SIZE_MODES)}, not {value!r}")
+        return value
+
     def block_style(self, data, where: str):
         try:
             return override_from_dict(data)
@@ -351,6 +366,7 @@ class _Reader:
             blocks=tuple(self.block(b, f"{where}.blocks[{i}]") for i, b in enumerate(blocks_data)),
             processed=self.flag(data, "processed", where),
             error=self.text(data, "error", where, optional=True),
+            sizes=self.sizes(data, where),
         )
 
     def block(self, data, where: str) -> Block:
@@ -436,7 +452,7 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
             pages.append(replace(page, error=error))
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
-                   version=saved.version, glossary=list(saved.glossary), style=saved.style)
+                   version=saved.version, glossary=list(saved.glossary), style=saved.style, sizes=saved.sizes)
 
 
 # ----------------------------------------------------------------------------- autosave

@@ -51,8 +51,11 @@ def block_style(project_style: TextStyle, block, options: RenderOptions) -> Text
     return replace(style, font=options.font) if options.font else style
 
 
-def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions) -> list[RenderBlock]:
-    """The page's blocks as the renderer takes them, in reading order (see the text modes)."""
+def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions,
+                  project_sizes: str = "each") -> list[RenderBlock]:
+    """The page's blocks as the renderer takes them, in reading order (see the text modes); the
+    page's size harmonisation is its own, else `project_sizes` (the project's)."""
+    sizes = page.sizes or project_sizes
     out = []
     for b in sorted(page.blocks, key=lambda b: b.order):
         if options.text == "translation":
@@ -65,7 +68,7 @@ def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions) 
             text, clean = "", True
         out.append(RenderBlock(id=b.id, order=b.order, kind=b.kind, box=tuple(b.box), polygon=b.polygon,
                                text=text, clean=clean, style=block_style(project_style, b, options),
-                               strokes=b.mask_edits))
+                               strokes=b.mask_edits, page_sizes=sizes))
     return out
 
 
@@ -78,6 +81,16 @@ class ExportReport:
     blocks: int = 0  # blocks lettered
     below_min: int = 0  # lettered below the style's minimum size
     overflow: int = 0  # did not fit at all (clipped)
+    below_min_blocks: list[tuple[str, int]] = field(default_factory=list)  # (page name, block number)
+
+    def below_min_text(self, limit: int = 8) -> str:
+        """"001.png: 3, 7; 002.png: 1" (the first `limit` blocks), "" when none."""
+        by_page: dict[str, list[int]] = {}
+        for name, order in self.below_min_blocks[:limit]:
+            by_page.setdefault(name, []).append(order)
+        text = "; ".join(f"{name}: {', '.join(str(n) for n in orders)}" for name, orders in by_page.items())
+        more = len(self.below_min_blocks) - limit
+        return text + (f" and {more} more" if more > 0 else "")
 
 
 def plan_output(fmt: str, out: str | os.PathLike) -> Path:
@@ -128,11 +141,13 @@ def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine
                 report.skipped.append((page.name, str(exc)))
                 continue
             renderer = PageRenderer(image, engine, options.lang, options.target_lang)
-            result = renderer.render(render_blocks(page, project.style, options), cancel)
-            for _b, layer in result.layers:
+            result = renderer.render(render_blocks(page, project.style, options, project.sizes), cancel)
+            for b, layer in result.layers:
                 report.blocks += 1
                 report.below_min += not layer.layout.fits
                 report.overflow += layer.layout.overflow
+                if not layer.layout.fits:
+                    report.below_min_blocks.append((page.name, b.order))
             if fmt == "psd":
                 layers = [(str(b.order), layer.x0, layer.y0, layer.rgba) for b, layer in result.layers]
                 report.written.append(write_psd(out / output_name(page.name, "psd"), result.original,

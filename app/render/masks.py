@@ -143,6 +143,7 @@ def _paper(crop: np.ndarray, region: np.ndarray) -> np.ndarray | None:
 
 
 GLYPH_PART = 0.45  # an ink stroke at least this share of a free-text box's short side across is a glyph
+GLYPH_INSIDE = 0.3  # ... and this share of whose pixels lie in the box (art merely touching the box is not)
 BUBBLE_LIKE = ("bubble", "manual")  # kinds whose mask is the ink inside a bubble's body, when one is found
 
 
@@ -182,7 +183,8 @@ def whole_glyphs(gray: np.ndarray, win: tuple[int, int, int, int], ink: np.ndarr
     """Free text's mask: the ink of the box `win`, plus the rest of every glyph-sized ink stroke
     it cuts that ends within a margin (0.6 of the box's short side, at least 4 px) outside
     it. Glyph-sized: at least GLYPH_PART of the box's short side across (screentone dots and
-    specks at the box's edge are not followed). The mask's window is the box grown by that
+    specks at the box's edge are not followed), with at least GLYPH_INSIDE of its pixels in the
+    box (hatching that merely touches the box is not). The mask's window is the box grown by that
     margin (clipped to the page)."""
     height, width = gray.shape
     x0, y0, x1, y1 = win
@@ -195,6 +197,7 @@ def whole_glyphs(gray: np.ndarray, win: tuple[int, int, int, int], ink: np.ndarr
     inside[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = True
     big_ink[inside] = ink.ravel()
     count, labels, stats, _ = cv2.connectedComponentsWithStats(big_ink.astype(np.uint8), connectivity=8)
+    share_inside = np.bincount(labels[inside], minlength=count) / np.maximum(1, stats[:, cv2.CC_STAT_AREA])
     keep = np.zeros(count, bool)
     bh, bw = big.shape
     for label in np.unique(labels[inside & big_ink]):
@@ -203,7 +206,7 @@ def whole_glyphs(gray: np.ndarray, win: tuple[int, int, int, int], ink: np.ndarr
         left, top, cw, ch = stats[label, :4]
         at_edge = (left == 0 and ex0 > 0) or (top == 0 and ey0 > 0) or \
             (left + cw == bw and ex1 < width) or (top + ch == bh and ey1 < height)
-        keep[label] = not at_edge and max(cw, ch) >= GLYPH_PART * short  # longer strokes are art
+        keep[label] = not at_edge and max(cw, ch) >= GLYPH_PART * short and share_inside[label] >= GLYPH_INSIDE
     outside = keep[labels] & ~inside
     mask = (dilate(big_ink & inside, dilation) & inside) | dilate(outside, dilation)
     return BlockMask(ex0, ey0, mask, np.ones(big.shape, bool), None)
