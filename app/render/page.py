@@ -188,6 +188,17 @@ class PageRenderer:
             out.append(b)
         return out
 
+    def patched(self, blocks: Sequence[RenderBlock]) -> np.ndarray:
+        """(H, W) bool: the pixels that cleaning `blocks` writes (the PSD's patches layer)."""
+        out = np.zeros(self.original.shape[:2], bool)
+        for b in blocks:
+            if b.clean:
+                patch = self.patch(b)
+                if patch.method != "none":
+                    h, w = patch.write.shape
+                    out[patch.y0:patch.y0 + h, patch.x0:patch.x0 + w] |= patch.write
+        return out
+
     def render(self, blocks: Sequence[RenderBlock], cancel: Callable[[], bool] | None = None) -> RenderedPage:
         """The page with `blocks` cleaned and lettered (sizes harmonised as the page's mode says)."""
         blocks = self.harmonise(blocks)
