@@ -184,7 +184,8 @@ def whole_glyphs(gray: np.ndarray, win: tuple[int, int, int, int], ink: np.ndarr
     it cuts that ends within a margin (0.6 of the box's short side, at least 4 px) outside
     it. Glyph-sized: at least GLYPH_PART of the box's short side across (screentone dots and
     specks at the box's edge are not followed), with at least GLYPH_INSIDE of its pixels in the
-    box (hatching that merely touches the box is not). The mask's window is the box grown by that
+    box (hatching that merely touches the box is not). Its region (where cleaning writes) is the
+    box and those glyphs; its window is the box grown by that
     margin (clipped to the page)."""
     height, width = gray.shape
     x0, y0, x1, y1 = win
@@ -208,8 +209,9 @@ def whole_glyphs(gray: np.ndarray, win: tuple[int, int, int, int], ink: np.ndarr
             (left + cw == bw and ex1 < width) or (top + ch == bh and ey1 < height)
         keep[label] = not at_edge and max(cw, ch) >= GLYPH_PART * short and share_inside[label] >= GLYPH_INSIDE
     outside = keep[labels] & ~inside
-    mask = (dilate(big_ink & inside, dilation) & inside) | dilate(outside, dilation)
-    return BlockMask(ex0, ey0, mask, np.ones(big.shape, bool), None)
+    grown = dilate(outside, dilation)
+    mask = (dilate(big_ink & inside, dilation) & inside) | grown
+    return BlockMask(ex0, ey0, mask, inside | grown, None)  # cleaning writes in the box and the followed glyphs
 
 
 def _body(paper: np.ndarray, region: np.ndarray, centre: np.ndarray) -> np.ndarray | None:
