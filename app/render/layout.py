@@ -8,7 +8,8 @@ centred on the shape's middle row; each line may use the part of the shape that 
 of its band has (so lines get shorter towards the top and bottom of an ellipse). Words are put
 on lines greedily; a word wider than its line is hyphenated at pyphen's points (for the target
 language) or, as a last resort at the smallest sizes, cut between letters. Chinese / Japanese
-characters break between any two characters, except where kinsoku forbids it: a character
+text breaks between any two characters (in mostly Latin text, a run of kanji such as a name
+is one word), except where kinsoku forbids it: a character
 that may not start a line (、。」）ー, small kana...) stays with the one before it, one that may
 not end a line (「（『...) with the one after it, so 「。」」 moves as one unit. Those units are
 measured whole, so a line never runs past its width to obey kinsoku. With
@@ -115,6 +116,7 @@ class _Atom:
 
 def _raw_atoms(paragraph: str, vertical: bool) -> list[_Atom]:
     out: list[_Atom] = []
+    cjk = vertical or is_cjk_text(paragraph)  # in mostly Latin text a kanji name stays one word
     for i, word in enumerate(paragraph.split()):
         space = i > 0
         run = ""
@@ -122,7 +124,7 @@ def _raw_atoms(paragraph: str, vertical: bool) -> list[_Atom]:
         j = 0
         while j < len(word):
             ch = word[j]
-            if vertical or _CJK_BLOCKS.match(ch):
+            if vertical or (cjk and _CJK_BLOCKS.match(ch)):
                 if run:
                     out.append(_Atom(run, space, True))
                     space = False

@@ -167,3 +167,10 @@ def test_tate_chu_yoko_numbers_and_exclamations_in_vertical_text():
 def test_tate_chu_yoko_only_in_vertical_text():
     lay = layout_text("あと12分だ!?", np.ones((60, 600), bool), NOTO, 20, 20, vertical=False, lang=None)
     assert all(direction == "ltr" and anchor == "ls" for anchor, _xy, _t, _f, direction in draw_calls(lay))
+
+
+def test_a_kanji_name_in_english_text_is_one_word():
+    from app.render.layout import atoms
+
+    assert [a.text for a in atoms("Mr. 山田 said hi", False)] == ["Mr.", "山田", "said", "hi"]
+    assert [a.text for a in atoms("山田さんが来た", False)] == list("山田さんが来た")
