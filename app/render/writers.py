@@ -321,13 +321,10 @@ def _type_layer(psapi, psd_file, block: PsdText):
 
     x0, y0, x1, y1 = block.frame
     w, h = max(1.0, x1 - x0), max(1.0, y1 - y0)
-    ix0, iy0 = int(round(x0)), int(round(y0))  # the layer's pixel bounds: the frame rounded
-    iw, ih = max(1, int(round(x1)) - ix0), max(1, int(round(y1)) - iy0)
     primary = block.runs[0][1] if block.runs else ""
     t = psapi.TextLayer_8bit(f"{block.number} text", block.text, font=postscript_name(primary) if primary else "ArialMT",
                              font_size=float(block.size), fill_color=[1.0, *_rgb01(block.color)],
-                             position_x=x0, position_y=y0, width=iw, height=ih,
-                             pos_x=ix0 + iw // 2, pos_y=iy0 + ih // 2)
+                             position_x=x0, position_y=y0)  # no pixel bounds: GIMP 2.10 crashes on bounds without pixels
     t.fill = 1.0  # photoshopapi 0.9 starts every layer at a fill opacity of 0 %
     t.set_box_bounds(0.0, 0.0, h, w)
     t.set_position(x0, y0)
@@ -385,8 +382,10 @@ def write_psd(path: str | os.PathLike, original: np.ndarray, cleaned: np.ndarray
     pixels.
 
     The layers are written by photoshopapi (type layers); a second pass with psd-tools writes
-    the merged image (photoshopapi leaves it black) and spaces the type layers' empty engine-data
-    entries so that readers other than Photoshop can parse them."""
+    the merged image (photoshopapi leaves it black), gives each type layer the block's rendered
+    pixels (as Photoshop keeps a type layer's last rendering; readers that do not set type show
+    them) and spaces the type layers' empty engine-data entries so that readers other than
+    Photoshop can parse them."""
     import tempfile
 
     import photoshopapi as psapi
@@ -413,14 +412,32 @@ def write_psd(path: str | os.PathLike, original: np.ndarray, cleaned: np.ndarray
             doc.write(str(raw))
         except (RuntimeError, ValueError) as exc:
             raise UserError(f"{path}: the PSD could not be written ({exc}). Export PNG pages instead.") from exc
+        pixels = {f"{b.number} text": b.raster for b in blocks}
         with _atomic(path) as fh:
-            _finish_psd(raw, final, fh)
+            _finish_psd(raw, final, fh, pixels)
     return path
 
 
-def _finish_psd(raw: Path, final: np.ndarray, fh) -> None:
+def _give_pixels(psd, layer, x0: int, y0: int, rgba: np.ndarray) -> None:
+    """The type layer's own pixels: the block as rendered (as Photoshop stores a type layer's
+    last rendering), so that readers that do not set type (GIMP, Krita, viewers) show it."""
+    from psd_tools.api.layers import PixelLayer
+    from psd_tools.constants import Compression
+
+    header = psd._record.header
+    record, channels = PixelLayer._build_layer_record_and_channels(
+        Image.fromarray(rgba, "RGBA"), layer.name, x0, y0, Compression.RLE, version=header.version, depth=header.depth)
+    target = layer._record
+    target.top, target.left, target.bottom, target.right = record.top, record.left, record.bottom, record.right
+    target.channel_info = record.channel_info
+    layer._channels = channels
+
+
+def _finish_psd(raw: Path, final: np.ndarray, fh, pixels: dict | None = None) -> None:
     """psd-tools' pass over photoshopapi's file: engine data spaced, names without the NUL
-    photoshopapi leaves at their end, merged image = `final`."""
+    photoshopapi leaves at their end, the type layers' pixels (`pixels`: layer name -> (x0, y0,
+    rgba)), merged image = `final`."""
+    pixels = pixels or {}
     import logging
 
     from psd_tools import PSDImage
@@ -442,6 +459,11 @@ def _finish_psd(raw: Path, final: np.ndarray, fh) -> None:
         entry = setting.text_data[b"EngineData"]
         if isinstance(entry.value, bytes):
             entry.value = _engine_data_spaced(entry.value)
+        raster = pixels.get(layer.name)
+        if raster is not None:
+            _give_pixels(psd, layer, *raster)
+    if pixels:
+        psd._update_record()  # the records and channels written are rebuilt from the layers
     header = psd._record.header
     planes = [np.ascontiguousarray(final[..., c]).tobytes() for c in range(3)]
     planes += [np.full(final.shape[:2], 255, np.uint8).tobytes()] * (header.channels - 3)
