@@ -27,6 +27,12 @@ File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
      "style": {the project's lettering style: font, min_size, max_size, color, ...}}
 "machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults).
+"series_uuid" and "volume_uuid" (the identity the .mokuro export gives readers, app.core.mokuro)
+are written once set.
+
+A source that is a mokuro volume (a .mokuro file, a folder holding one, or the page folder beside
+one) opens as its page folder; with no saved project yet, the project starts from the .mokuro's
+blocks (app.core.mokuro). A saved project always wins over the .mokuro, so edits are never lost.
 """
 from __future__ import annotations
 
@@ -147,6 +153,8 @@ def project_to_dict(project: Project) -> dict:
         "order": project.order,
         "style": style_to_dict(project.style),
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
+        **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
+        **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [page_to_dict(page) for page in project.pages],
     }
 
@@ -256,7 +264,10 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
     style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
-    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary)
+    series_uuid = reader.text(data, "series_uuid", "", optional=True, default="")
+    volume_uuid = reader.text(data, "volume_uuid", "", optional=True, default="")
+    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
+                   series_uuid=series_uuid, volume_uuid=volume_uuid)
 
 
 def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
@@ -407,13 +418,21 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     Pages added on disk appear unprocessed; pages gone from disk are dropped, except those
     holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
     Raises UserError for a damaged project file (so it is never silently overwritten).
+    A mokuro volume opens as its page folder; without a saved project its blocks come from the
+    .mokuro file (app.core.mokuro).
     """
-    source = _abs(source_path)
+    from app.core.mokuro import mokuro_for_images, project_from_mokuro
+    from app.core.sources import resolve_source_path
+
+    source = resolve_source_path(source_path)
     if page_names is None:
         with open_source(source) as opened:
             page_names = list(opened.page_names)
     path = Path(project_file) if project_file is not None else find_project_file(source)
     if path is None:
+        mokuro = mokuro_for_images(source)
+        if mokuro is not None:
+            return merge_pages(project_from_mokuro(mokuro, source), page_names, source=str(source))
         return Project(source=str(source), pages=[Page(name=n) for n in page_names])
     saved = load_project(path)
     return merge_pages(saved, page_names, source=str(source))
@@ -436,7 +455,8 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
             pages.append(replace(page, error=error))
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
-                   version=saved.version, glossary=list(saved.glossary), style=saved.style)
+                   version=saved.version, glossary=list(saved.glossary), style=saved.style,
+                   series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid)
 
 
 # ----------------------------------------------------------------------------- autosave
