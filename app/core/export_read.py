@@ -54,7 +54,8 @@ def project_from_export(data: dict, path: str | os.PathLike = "<export>") -> Pro
         pages = [_page(p, f"pages[{i}]") for i, p in enumerate(data["pages"])]
         order = str(data.get("order", "rtl"))
         return Project(source=str(data["source"]), pages=pages, order=order if order in ("rtl", "ltr") else "rtl",
-                       style=style)
+                       style=style, series_uuid=str(data.get("series_uuid") or ""),
+                       volume_uuid=str(data.get("volume_uuid") or ""))
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"{path}: damaged JSON export ({type(exc).__name__}: {exc}). Export the project "
                         "again from the app.") from exc

@@ -209,11 +209,14 @@ def join_lines(lines: list[str]) -> str:
 
 # ----------------------------------------------------------------------------- names and UUIDs
 
-def default_names(project: Project) -> tuple[str, str]:
-    """(title, volume) for a project: the source's parent folder and the source's own name."""
+def default_names(project: Project, out: str | os.PathLike | None = None) -> tuple[str, str]:
+    """(title, volume) for a project exported into the folder `out`: as mokuro names them, the
+    folder that holds the .mokuro is the title (else the source's parent folder), the source's
+    own name the volume."""
     src = Path(project.source)
     volume = src.stem if src.suffix.lower() in (".cbz", ".zip") or src.is_file() else src.name
-    return (src.parent.name or "manga"), (volume or "volume")
+    title = Path(os.path.abspath(out)).name if out is not None else src.parent.name
+    return (title or "manga"), (volume or "volume")
 
 
 def _as_uuid(value: str) -> uuid.UUID:
@@ -431,7 +434,7 @@ def export_mokuro(project: Project, out: str | os.PathLike, title: str | None = 
     progress(done, total, page name) after each page; cancel() -> True raises Cancelled."""
     from app.core import reader_page as reader
 
-    d_title, d_volume = default_names(project)
+    d_title, d_volume = default_names(project, out)
     title = _check_name("title", title or d_title)
     volume = _check_name("volume", volume or d_volume)
     out = Path(out)
