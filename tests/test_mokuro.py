@@ -299,3 +299,16 @@ def test_cli_export_mokuro_and_reader(tmp_path, capsys):
     assert html.is_file() and html.read_text(encoding="utf-8").count("data:image/png;base64,") == 4
     assert main(["export", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     assert "no such export" in capsys.readouterr().err
+
+
+def test_cli_export_leaves_a_project_held_by_another_editor_alone(tmp_path, capsys):
+    from app.core.project_lock import ProjectLock
+
+    src = copy_demo_pages(tmp_path / "Series" / "vol1")
+    save_project(demo_project(src))
+    before = find_project_file(src).read_bytes()
+    with ProjectLock(src, "Hayai Desktop"):  # the app has the project open
+        assert main(["export", str(src), "--out", str(tmp_path / "out")]) == 0
+    assert "is being edited by Hayai Desktop" in capsys.readouterr().err
+    assert find_project_file(src).read_bytes() == before  # not written over
+    assert (tmp_path / "out" / "vol1.mokuro").is_file()

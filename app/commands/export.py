@@ -53,21 +53,37 @@ def _format_for(args) -> str:
     return {".html": "reader", ".htm": "reader", ".json": "json", ".txt": "txt"}.get(suffix, "mokuro")
 
 
-def _save_back(input_path: str, project) -> None:
-    """Keep the series' UUID in the input's saved project (a source's project, a project file)."""
-    from app.core.project_io import FORMAT, find_project_file, save_project
+def _save_back(input_path: str, series_uuid: str) -> None:
+    """Keep the series' UUID in the input's saved project (a source's project, a project file),
+    under the project's lock and read again just before, so that no one's edits are written over."""
+    from app.core.export_read import read_json
+    from app.core.project_io import FORMAT, find_project_file, load_project, save_project
+    from app.core.project_lock import ProjectLock
     from app.core.sources import resolve_source_path
 
     p = Path(input_path).expanduser()
     if p.is_file() and p.suffix.lower() == ".json":
-        from app.core.export_read import read_json
-
-        if read_json(p).get("format") == FORMAT:
-            save_project(project, p)
+        if read_json(p).get("format") != FORMAT:
+            return  # a JSON export: exporting again over the same .mokuro keeps its UUIDs
+        saved, source = p, load_project(p).source
+    else:
+        source = resolve_source_path(p)
+        saved = find_project_file(source)
+        if saved is None:
+            return  # a .mokuro volume never saved as a project: its own UUIDs are kept
+    lock = ProjectLock(source, "hayai-desktop export")
+    if not lock.acquire():
+        print(f"hayai-desktop: {lock.message()} The series' UUID is not saved in the project; exporting "
+              "again into the same folder keeps it all the same.", file=sys.stderr)
         return
-    saved = find_project_file(resolve_source_path(p))
-    if saved is not None:
+    try:
+        project = load_project(saved)
+        if project.read_only or project.series_uuid:
+            return
+        project.series_uuid = series_uuid
         save_project(project, saved)
+    finally:
+        lock.release()
 
 
 def run(args) -> int:
@@ -97,7 +113,7 @@ def run(args) -> int:
         result = mokuro.export_mokuro(project, args.out, title=args.title, volume=args.volume,
                                       reader_page=not args.no_reader_page, progress=progress)
         if result.project.series_uuid != project.series_uuid:
-            _save_back(args.input, result.project)
+            _save_back(args.input, result.project.series_uuid)
         where = f"{result.mokuro}, {result.pages} page image(s) in {result.images}" + (
             f", {result.html}" if result.html else "")
     for name, why in result.skipped:

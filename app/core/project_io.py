@@ -320,6 +320,24 @@ def _project(data: dict, path: Path) -> Project:
                    series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {})
 
 
+def project_fields_to_dict(project: Project) -> dict:
+    """The project's own fields (not its pages): reading order, lettering style, glossary."""
+    return {"order": project.order, "style": style_to_dict(project.style),
+            "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary]}
+
+
+def project_fields_from_dict(data, path: str | os.PathLike = "<project>") -> dict:
+    """`project_fields_to_dict` data back as Project keyword arguments; UserError naming `path`."""
+    reader = _Reader(Path(path))
+    data = reader.obj(data, "project")
+    order = reader.text(data, "order", "project")
+    if order not in ("rtl", "ltr"):
+        reader.fail("project.order", f"must be 'rtl' or 'ltr', not {order!r}")
+    glossary = reader.items(data, "glossary", "project")
+    return {"order": order, "style": reader.style(data.get("style"), "project.style"),
+            "glossary": [reader.glossary_entry(g, f"project.glossary[{i}]") for i, g in enumerate(glossary)]}
+
+
 def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
     """A Page from `page_to_dict` data; UserError naming `path` and the bad field."""
     return _Reader(Path(path)).page(data, "page")
@@ -462,11 +480,13 @@ def _join(where: str, key: str) -> str:
 # ----------------------------------------------------------------------------- reopening
 
 def open_project(source_path: str | os.PathLike, page_names: list[str] | None = None,
-                 project_file: str | os.PathLike | None = None) -> Project:
+                 project_file: str | os.PathLike | None = None, replay_journal: bool = False) -> Project:
     """The project of a source: its saved project merged with the pages on disk now.
 
     `page_names` is the source's current page list (listed with `open_source` when None).
     `project_file` loads that file instead of the saved project (e.g. a recovered autosave).
+    `replay_journal`: apply the source's edit journal (app.core.edit_journal) on top, the edits
+    committed after the last autosave (crash recovery).
     Pages added on disk appear unprocessed; pages gone from disk are dropped, except those
     holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
     Raises UserError for a damaged project file (so it is never silently overwritten).
@@ -483,10 +503,16 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     path = Path(project_file) if project_file is not None else find_project_file(source)
     if path is None:
         mokuro = mokuro_for_images(source)
-        if mokuro is not None:
-            return merge_pages(project_from_mokuro(mokuro, source), page_names, source=str(source))
-        return Project(source=str(source), pages=[Page(name=n) for n in page_names])
-    saved = load_project(path)
+        saved = project_from_mokuro(mokuro, source) if mokuro is not None else Project(source=str(source), pages=[])
+    else:
+        saved = load_project(path)
+    if replay_journal:
+        from app.core.edit_journal import replay
+
+        saved, _applied = replay(saved, source)
+    if path is None and not saved.pages:
+        return Project(source=str(source), pages=[Page(name=n) for n in page_names], order=saved.order,
+                       style=saved.style, glossary=list(saved.glossary))
     return merge_pages(saved, page_names, source=str(source))
 
 
@@ -521,6 +547,15 @@ def save_autosave(project: Project) -> Path:
     return target
 
 
+def recoverable_edits(source_path: str | os.PathLike) -> bool:
+    """Did the last session on this source end without saving: an autosave newer than the
+    project, or committed edits in its journal? (Then `open_project(..., project_file=
+    recoverable_autosave(source), replay_journal=True)` restores them.)"""
+    from app.core.edit_journal import has_edits
+
+    return recoverable_autosave(source_path) is not None or has_edits(source_path)
+
+
 def recoverable_autosave(source_path: str | os.PathLike) -> Path | None:
     """The autosave path when one exists that is newer than the saved project, else None."""
     autosave = autosave_path_for(source_path)
@@ -539,6 +574,10 @@ def load_autosave(source_path: str | os.PathLike) -> Project | None:
 
 
 def discard_autosave(source_path: str | os.PathLike) -> None:
-    """Delete the source's autosave (after an explicit save, or when the user declines it)."""
+    """Delete the source's autosave and edit journal (after an explicit save, or when the user
+    declines to restore them)."""
+    from app.core.edit_journal import discard
+
     with contextlib.suppress(FileNotFoundError):
         autosave_path_for(source_path).unlink()
+    discard(source_path)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
+from app.core import keys
 from app.core.document import Block
 from app.core.project_io import load_project
 from app.translate.base import GlossaryEntry
@@ -35,6 +36,7 @@ def choose_backend(w, server, **extra):
 def translating_window(make_window, pages, server, monkeypatch):
     """A window on the pages, every page read, the loopback server chosen with its key in the env."""
     monkeypatch.setenv("OPENAI_API_KEY", server.key)
+    keys.tie_env_key("openai", server.base_url)  # the user's "use $OPENAI_API_KEY for this server"
     w = make_window()
     session.open_path(w, pages)
     read_pages(w)
