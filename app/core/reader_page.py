@@ -33,6 +33,7 @@ import html
 import json
 import math
 import mimetypes
+import unicodedata
 from pathlib import Path
 
 _STYLE = """
@@ -143,10 +144,14 @@ def _cqw(px: float, width: float) -> str:
     return f"{100.0 * px / width if width else 0.0:.4f}cqw"
 
 
-def _advance(ch: str) -> float:
-    from app.core.mokuro import _advance as advance
+def char_advance(ch: str) -> float:
+    """A character's advance in glyph sizes: full-width 1, half-width (Latin, digits) about 0.55."""
+    if ch.isspace():
+        return 0.3
+    return 1.0 if unicodedata.east_asian_width(ch) in ("W", "F", "A") else 0.55
 
-    return advance(ch)
+
+_advance = char_advance
 
 
 def _rect(quad) -> tuple[float, float, float, float]:

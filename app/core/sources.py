@@ -249,7 +249,7 @@ def resolve_source_path(path: str | os.PathLike) -> Path:
     """The absolute path of the source that `path` names: itself, or for a mokuro volume (a
     .mokuro file, or a folder holding exactly one) the folder of its page images beside it.
     Raises UserError for a .mokuro file without its images or a folder holding several."""
-    from app.core.mokuro import images_root, mokuro_file_in
+    from app.core.mokuro_files import images_root, mokuro_file_in
 
     path = Path(os.path.abspath(os.fspath(path)))
     mokuro = mokuro_file_in(path)
