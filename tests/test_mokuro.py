@@ -312,3 +312,18 @@ def test_cli_export_leaves_a_project_held_by_another_editor_alone(tmp_path, caps
     assert "is being edited by Hayai Desktop" in capsys.readouterr().err
     assert find_project_file(src).read_bytes() == before  # not written over
     assert (tmp_path / "out" / "vol1.mokuro").is_file()
+
+
+def test_the_volume_can_go_beside_its_own_page_folder(tmp_path):
+    """As mokuro does it: Series/vol1.mokuro beside Series/vol1/; the pages are not touched."""
+    src = copy_demo_pages(tmp_path / "Series" / "vol1")
+    before = {p.name: p.stat().st_mtime_ns for p in src.iterdir()}
+    result = mokuro.export_mokuro(demo_project(src), tmp_path / "Series")
+    assert result.mokuro == tmp_path / "Series" / "vol1.mokuro" and result.images == src
+    assert {p.name: p.stat().st_mtime_ns for p in src.iterdir()} == before
+    back = open_project(result.mokuro)
+    assert [len(p.blocks) for p in back.pages] == [len(p.blocks) for p in demo_project(src).pages]
+    Image.new("RGB", (40, 40), "white").save(src / "page_0004.bmp")  # would have to be converted
+    with pytest.raises(UserError, match=r"page_0004\.png: exporting beside the volume's own page folder"):
+        mokuro.export_mokuro(open_project(src), tmp_path / "Series")
+    assert not (src / "page_0004.png").exists()
