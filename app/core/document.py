@@ -35,6 +35,8 @@ class Block:
     mask_edits: tuple[MaskStroke, ...] = ()  # brush strokes on the text mask, page pixels, in order
     machine_translation: str = ""  # what the last translation run gave ("" = none)
     translator: str = ""  # which backend/model produced machine_translation
+    # keys of a newer build's file this build does not know: kept and written back (app.core.versioning)
+    extra: dict | None = field(default=None, compare=False, repr=False)
 
     @property
     def display_text(self) -> str:
@@ -65,6 +67,7 @@ class Page:
     blocks: tuple[Block, ...] = ()
     processed: bool = False  # detection + OCR has run on this page
     error: str | None = None  # why the page could not be read, if it could not
+    extra: dict | None = field(default=None, compare=False, repr=False)  # unknown keys, kept (Block.extra)
 
     @property
     def translated(self) -> bool:
@@ -88,6 +91,10 @@ class Project:
     version: int = 1
     style: TextStyle = field(default_factory=TextStyle)  # the project's lettering style
     glossary: list[GlossaryEntry] = field(default_factory=list)  # the project's own terms
+    # top-level keys this build does not know, per file format they came from (written back to it)
+    extra: dict[str, dict] = field(default_factory=dict, compare=False, repr=False)
+    # why this project must not be written over (a file of a newer major version), else None
+    read_only: str | None = field(default=None, compare=False)
 
     def page_index(self, name: str) -> int:
         for i, p in enumerate(self.pages):

@@ -28,12 +28,14 @@ from typing import NamedTuple
 from app import __version__
 from app.atomic import atomic_write_text
 from app.core.document import Block, Page, Project
+from app.core.versioning import with_unknown
 from app.errors import UserError
 from app.render.strokes import stroke_to_dict
 from app.render.style import override_to_dict, style_to_dict
 
 EXPORT_FORMAT = "hayai-desktop-export"
 EXPORT_VERSION = 1
+EXPORT_MINOR = 1  # 1.1: "minor"; unknown keys kept (app.core.versioning)
 EXPORT_SCHEMA_PATH = Path(__file__).with_name("export_schema.json")
 
 _HEADER = re.compile(r"^\s*={3,}\s*(?:[^\W\d]+\s*)?(\d+)\s*(?::\s*(.*?))?\s*={3,}\s*$")
@@ -64,24 +66,25 @@ def _blocks_in_order(page: Page) -> list[Block]:
 
 def export_json_data(project: Project, pages: list[str] | None = None) -> dict:
     """The JSON export as plain data (schema: EXPORT_SCHEMA_PATH, version EXPORT_VERSION)."""
-    return {
+    return with_unknown({
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
+        "minor": EXPORT_MINOR,
         "app_version": __version__,
         "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "source": str(project.source),
         "order": project.order,
         "style": style_to_dict(project.style),
         "pages": [_page_json(number, page) for number, page in _selected(project, pages)],
-    }
+    }, project.extra.get(EXPORT_FORMAT))
 
 
 def _page_json(number: int, page: Page) -> dict:
-    return {
+    return with_unknown({
         "number": number, "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
         "blocks": [_block_json(b) for b in _blocks_in_order(page)],
-    }
+    }, page.extra)
 
 
 def _block_json(block: Block) -> dict:
@@ -108,7 +111,7 @@ def _block_json(block: Block) -> dict:
         data["style"] = style
     if block.mask_edits:
         data["mask_edits"] = [stroke_to_dict(s) for s in block.mask_edits]
-    return data
+    return with_unknown(data, block.extra)
 
 
 def export_json(project: Project, path: str | os.PathLike, pages: list[str] | None = None) -> Path:

@@ -14,10 +14,18 @@ import os
 from pathlib import Path
 
 from app.core.document import Block, Page, Project
-from app.core.export import EXPORT_FORMAT, EXPORT_VERSION
+from app.core.export import EXPORT_FORMAT, EXPORT_MINOR, EXPORT_VERSION
+from app.core.versioning import FileSchema, unknown_keys, upgrade
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict
 from app.render.style import TextStyle, override_from_dict, style_from_dict
+
+EXPORT_SCHEMA = FileSchema("JSON export", (EXPORT_VERSION, EXPORT_MINOR))  # 1.0 -> 1.1: nothing to move
+_TOP_KEYS = ("format", "version", "minor", "app_version", "exported_at", "source", "order", "style", "pages")
+_PAGE_KEYS = ("number", "name", "width", "height", "processed", "error", "blocks")
+_BLOCK_KEYS = ("id", "order", "kind", "box", "polygon", "vertical", "score", "text", "edited", "ocr_text",
+               "translation", "model", "patches", "machine_translation", "translation_edited", "translator",
+               "style", "mask_edits")
 
 
 def read_json(path: str | os.PathLike) -> dict:
@@ -42,32 +50,43 @@ def read_json_export(path: str | os.PathLike) -> Project:
 
 
 def project_from_export(data: dict, path: str | os.PathLike = "<export>") -> Project:
-    """A Project from JSON export data (version 1)."""
+    """A Project from JSON export data (version 1.x; a newer major version comes back read-only,
+    keys this build does not know are kept in `extra`)."""
     path = Path(path)
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
         raise UserError(f"{path}: not a Hayai Desktop JSON export (\"format\" is not {EXPORT_FORMAT!r}).")
-    if not isinstance(data.get("version"), int) or data["version"] > EXPORT_VERSION:
-        raise UserError(f"{path}: export version {data.get('version')!r} is newer than this app reads "
-                        f"({EXPORT_VERSION}); update Hayai Desktop.")
+    opened = upgrade(data, EXPORT_SCHEMA, path)
+    data = opened.data
     try:
         style = style_from_dict(data["style"]) if data.get("style") is not None else TextStyle()
+        if not isinstance(data["pages"], list):
+            raise TypeError("pages: expected a list")
         pages = [_page(p, f"pages[{i}]") for i, p in enumerate(data["pages"])]
         order = str(data.get("order", "rtl"))
+        extra = unknown_keys(data, _TOP_KEYS)
         return Project(source=str(data["source"]), pages=pages, order=order if order in ("rtl", "ltr") else "rtl",
-                       style=style)
-    except (KeyError, TypeError, ValueError) as exc:
+                       style=style, extra={EXPORT_FORMAT: extra} if extra else {}, read_only=opened.read_only)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        if opened.read_only:
+            raise UserError(f"{opened.read_only} (This one cannot read it: {type(exc).__name__}: {exc})") from exc
         raise UserError(f"{path}: damaged JSON export ({type(exc).__name__}: {exc}). Export the project "
                         "again from the app.") from exc
 
 
 def _page(data: dict, where: str) -> Page:
+    if not isinstance(data, dict):
+        raise TypeError(f"{where}: expected an object")
     blocks = tuple(_block(b, f"{where}.blocks[{i}]") for i, b in enumerate(data.get("blocks", [])))
+    error = data.get("error")
     return Page(name=str(data["name"]), width=int(data.get("width", 0)), height=int(data.get("height", 0)),
                 blocks=tuple(sorted(blocks, key=lambda b: b.order)),
-                processed=bool(data.get("processed", bool(blocks))), error=data.get("error"))
+                processed=bool(data.get("processed", bool(blocks))), error=None if error is None else str(error),
+                extra=unknown_keys(data, _PAGE_KEYS) or None)
 
 
 def _block(data: dict, where: str) -> Block:
+    if not isinstance(data, dict):
+        raise TypeError(f"{where}: expected an object")
     polygon = data.get("polygon")
     ocr_text = str(data.get("ocr_text", ""))
     text = str(data.get("text", ocr_text))
@@ -87,5 +106,5 @@ def _block(data: dict, where: str) -> Block:
         patches=None if data.get("patches") is None else int(data["patches"]),
         machine_translation=str(data.get("machine_translation", "")),
         translator=str(data.get("translator", "")),
-        style=style, mask_edits=strokes,
+        style=style, mask_edits=strokes, extra=unknown_keys(data, _BLOCK_KEYS) or None,
     )

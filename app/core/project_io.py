@@ -13,8 +13,9 @@ explicit save, so that frequent background writes never touch the user's folder.
 GUI calls `recoverable_autosave(source)`: a path when an autosave newer than the project file
 exists (offer to restore it with `load_project`), else None.
 
-File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
-    {"format": "hayai-desktop-project", "version": 1, "app_version": str, "saved_at": ISO-8601,
+File format (JSON, UTF-8), schema version 1.1 (see docs/export-format.md; versions, migrations and
+unknown keys: app.core.versioning):
+    {"format": "hayai-desktop-project", "version": 1, "minor": 1, "app_version": str, "saved_at": ISO-8601,
      "source": absolute path, "order": "rtl"|"ltr",
      "pages": [{"name", "width", "height", "processed", "error",
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
@@ -26,7 +27,10 @@ File format (JSON, UTF-8), schema version 1 (see docs/export-format.md):
      "glossary": [{"source", "target", "note"}],
      "style": {the project's lettering style: font, min_size, max_size, color, ...}}
 "machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
-saved before machine translation and translated pages load with them empty / the defaults).
+saved before machine translation and translated pages load with them empty / the defaults; the
+migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
+block, are kept (`extra`) and written back; a file of a newer major version loads read-only
+(`Project.read_only`), and `save_project` refuses to write over it.
 """
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ from app import __version__
 from app.atomic import atomic_write_text
 from app.core.document import Block, Page, Project
 from app.core.sources import natural_key, open_source
+from app.core.versioning import FileSchema, unknown_keys, upgrade, with_unknown
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict, stroke_to_dict
 from app.render.style import TextStyle, override_from_dict, override_to_dict, style_from_dict, style_to_dict
@@ -49,6 +54,7 @@ from app.translate.base import GlossaryEntry
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
+SCHEMA_MINOR = 1
 FOLDER_PROJECT_NAME = ".hayai-project.json"
 FILE_PROJECT_SUFFIX = ".hayai.json"
 MISSING_PAGE_ERROR = "missing from the source"  # Page.error prefix for pages no longer on disk
@@ -134,13 +140,41 @@ def autosave_path_for(source_path: str | os.PathLike) -> Path:
     return data_dir() / "autosave" / f"{source_key(source_path)}.json"
 
 
+# ----------------------------------------------------------------------------- versions
+
+_TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
+             "pages")
+_PAGE_KEYS = ("name", "width", "height", "processed", "error", "blocks")
+_BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
+
+
+def _from_1_0(data: dict) -> dict:
+    """1.0 -> 1.1: the optional keys added within version 1 (machine translation, glossary,
+    lettering style, mask edits) are written out with their defaults."""
+    data = {**data, "minor": 1, "glossary": data.get("glossary") or []}
+    data.setdefault("style", None)
+    pages = []
+    for page in data.get("pages") or []:
+        if isinstance(page, dict) and isinstance(page.get("blocks"), list):
+            page = {**page, "blocks": [
+                {"machine_translation": "", "translator": "", "style": None, "mask_edits": [], **b}
+                if isinstance(b, dict) else b for b in page["blocks"]]}
+        pages.append(page)
+    data["pages"] = pages
+    return data
+
+
+PROJECT_SCHEMA = FileSchema("project file", (SCHEMA_VERSION, SCHEMA_MINOR), {(1, 0): _from_1_0})
+
+
 # ----------------------------------------------------------------------------- save / load
 
 def project_to_dict(project: Project) -> dict:
-    """The project as plain JSON data (schema version 1)."""
-    return {
+    """The project as plain JSON data (schema version 1.1), with the unknown keys it was read with."""
+    return with_unknown({
         "format": FORMAT,
         "version": SCHEMA_VERSION,
+        "minor": SCHEMA_MINOR,
         "app_version": __version__,
         "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "source": str(project.source),
@@ -148,22 +182,24 @@ def project_to_dict(project: Project) -> dict:
         "style": style_to_dict(project.style),
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
         "pages": [page_to_dict(page) for page in project.pages],
-    }
+    }, project.extra.get(FORMAT))
 
 
 def page_to_dict(page: Page) -> dict:
     """One page as plain JSON data (the project file's page object)."""
-    return {
+    return with_unknown({
         "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
         "blocks": [block_to_dict(b) for b in page.blocks],
-    }
+    }, page.extra)
 
 
 def block_to_dict(block: Block) -> dict:
     """Every Block field, tuples as lists (box: [x0, y0, x1, y1], polygon: [[x, y], ...])."""
     data = {}
     for field in fields(Block):
+        if field.name == "extra":
+            continue
         value = getattr(block, field.name)
         if field.name == "box":
             value = list(value)
@@ -174,7 +210,7 @@ def block_to_dict(block: Block) -> dict:
         elif field.name == "mask_edits":
             value = [stroke_to_dict(s) for s in value]
         data[field.name] = value
-    return data
+    return with_unknown(data, block.extra)
 
 
 def save_project(project: Project, path: str | os.PathLike | None = None) -> Path:
@@ -182,9 +218,12 @@ def save_project(project: Project, path: str | os.PathLike | None = None) -> Pat
 
     With no `path`, saves to `project_path_for(project.source)` and, once that succeeded,
     deletes the source's autosave (it is now older than the saved project). Raises UserError
-    when the file cannot be written (the previous file is kept intact).
+    when the file cannot be written (the previous file is kept intact), and when the project
+    was read from a file of a newer major version (`Project.read_only`).
     """
     target = Path(path) if path is not None else project_path_for(project.source)
+    if project.read_only:
+        raise UserError(project.read_only)
     _write(project, target)
     if path is None:
         discard_autosave(project.source)
@@ -234,19 +273,29 @@ def load_project(path: str | os.PathLike) -> Project:
 
 
 def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
-    """Build a Project from schema-version-1 data; UserError naming `path` and the bad field."""
+    """Build a Project from project-file data of any version this build reads (older ones are
+    migrated, a newer major version comes back read-only); UserError naming `path` and the bad
+    field."""
     path = Path(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise _damaged(path, "not a Hayai Desktop project file")
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise _damaged(path, "the schema version is missing")
-    if version > SCHEMA_VERSION:
-        raise UserError(f"{path}: this project was saved by a newer Hayai Desktop (schema "
-                        f"version {version}, this one reads up to {SCHEMA_VERSION}). Update the "
-                        "app to open it.")
     if version < 1:
         raise _damaged(path, f"unknown schema version {version}")
+    opened = upgrade(data, PROJECT_SCHEMA, path)
+    try:
+        project = _project(opened.data, path)
+    except UserError as exc:
+        if opened.read_only:
+            raise UserError(f"{opened.read_only} (This one cannot read it: {exc})") from exc
+        raise
+    project.read_only = opened.read_only
+    return project
+
+
+def _project(data: dict, path: Path) -> Project:
     reader = _Reader(path)
     source = reader.text(data, "source", "")
     order = reader.text(data, "order", "")
@@ -256,7 +305,9 @@ def project_from_dict(data, path: str | os.PathLike = "<project>") -> Project:
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
     style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
-    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary)
+    extra = unknown_keys(data, _TOP_KEYS)
+    return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
+                   extra={FORMAT: extra} if extra else {})
 
 
 def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
@@ -351,6 +402,7 @@ class _Reader:
             blocks=tuple(self.block(b, f"{where}.blocks[{i}]") for i, b in enumerate(blocks_data)),
             processed=self.flag(data, "processed", where),
             error=self.text(data, "error", where, optional=True),
+            extra=unknown_keys(data, _PAGE_KEYS) or None,
         )
 
     def block(self, data, where: str) -> Block:
@@ -384,6 +436,7 @@ class _Reader:
             mask_edits=self.strokes(data.get("mask_edits"), f"{where}.mask_edits"),
             machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
             translator=self.text(data, "translator", where, optional=True, default=""),
+            extra=unknown_keys(data, _BLOCK_KEYS) or None,
         )
 
     def glossary_entry(self, data, where: str) -> GlossaryEntry:
@@ -436,7 +489,8 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
             pages.append(replace(page, error=error))
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
-                   version=saved.version, glossary=list(saved.glossary), style=saved.style)
+                   version=saved.version, glossary=list(saved.glossary), style=saved.style,
+                   extra=dict(saved.extra), read_only=saved.read_only)
 
 
 # ----------------------------------------------------------------------------- autosave

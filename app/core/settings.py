@@ -2,6 +2,10 @@
 
 No Qt here. The GUI reads and writes these through `app.ui.settings`; window geometry alone
 lives in QSettings. `HAYAI_DESKTOP_CONFIG_DIR` overrides the folder (tests, portable installs).
+
+The file carries "version" (major) and "minor" (app.core.versioning). Keys this build does not
+know (a newer build's settings) are kept in `AppSettings.extra` and written back; a file of a
+newer major version is read as far as it can be and never written over (`read_only`).
 """
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from app.atomic import atomic_write_json
+from app.core.versioning import FileSchema, upgrade
+from app.errors import UserError
 from app.models.manifest import DEFAULTS
 from app.ocr import PRECISIONS
 
@@ -23,6 +29,7 @@ OVERLAY_SOURCES = ("text", "translation")
 INPAINT_ENGINES = ("auto", "opencv", "lama")
 MAX_RECENT = 10
 TRANSLATION_PROVIDERS = ("", "openai", "deepl", "offline")
+SETTINGS_SCHEMA = FileSchema("settings file", (1, 0))  # files without "version" are 1.0
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +57,10 @@ class AppSettings:
     translation_target: str = "en"
     translation_context_pages: int = 2
     translation_glossary_file: str = ""  # optional glossary file used with the project's own
+    # keys of settings.json this build does not know (a newer build's): kept and written back
+    extra: dict = field(default_factory=dict, compare=False, repr=False)
+    # why settings.json must not be written over (a newer major version), else ""
+    read_only: str = field(default="", compare=False)
 
     def with_recent(self, path: str) -> AppSettings:
         """A copy with `path` first in the recent sources (no duplicates, at most MAX_RECENT)."""
@@ -109,13 +120,23 @@ def load_settings(path: Path | None = None) -> AppSettings:
         return _set_aside(path, exc)
     if not isinstance(raw, dict):
         return _set_aside(path, ValueError(f"a JSON {type(raw).__name__}, not an object"))
-    known = {f.name for f in fields(AppSettings)}
-    values = {k: v for k, v in raw.items() if k in known}
+    raw = {"version": 1, **raw}  # written before settings had a version: 1.0
+    try:
+        opened = upgrade(raw, SETTINGS_SCHEMA, path)
+    except UserError as exc:
+        return _set_aside(path, exc)
+    if opened.read_only:
+        log.warning("%s", opened.read_only)
+    known = {f.name for f in fields(AppSettings)} - {"extra", "read_only"}
+    values = {k: v for k, v in opened.data.items() if k in known}
+    extra = {k: v for k, v in opened.data.items() if k not in known and k not in ("version", "minor")}
     try:
         if "recent_sources" in values:
             values["recent_sources"] = tuple(values["recent_sources"] or ())
-        return AppSettings(**values).validated()
+        return replace(AppSettings(**values).validated(), extra=extra, read_only=opened.read_only or "")
     except (TypeError, ValueError) as exc:
+        if opened.read_only:  # a newer build's file: never moved aside nor written over
+            return AppSettings(extra=extra, read_only=opened.read_only)
         return _set_aside(path, exc)
 
 
@@ -133,11 +154,18 @@ def _set_aside(path: Path, why: BaseException) -> AppSettings:
 
 
 def save_settings(settings: AppSettings, path: Path | None = None) -> None:
-    """Write settings atomically (app.atomic: temp file, fsync, os.replace)."""
+    """Write settings atomically (app.atomic: temp file, fsync, os.replace), with the unknown keys
+    they were read with. Settings read from a newer major version's file are not written (the
+    warning was given when they were read)."""
+    if settings.read_only:
+        return
     path = path or settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     data = asdict(settings)
+    del data["extra"], data["read_only"]
     data["recent_sources"] = list(settings.recent_sources)
+    data = {"version": SETTINGS_SCHEMA.current[0], "minor": SETTINGS_SCHEMA.current[1],
+            **{k: v for k, v in settings.extra.items() if k not in data}, **data}
     atomic_write_json(path, data, indent=2)
 
 
