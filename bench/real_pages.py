@@ -32,7 +32,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from app.detect import Detection, build_regions  # noqa: E402
@@ -129,14 +128,16 @@ class Book:
         }
 
 
-def _panels(gray, order, ignore):
-    """(panels, sure) from the app's panel finder, whichever API it has."""
+def _panels(gray, order, truth, regions):
+    """(panels, sure) from the app's panel finder as build_regions calls it (the text boxes, the
+    bubbles they were widened to), whichever API it has."""
     from app.detect import panels as panels_mod
 
     if hasattr(panels_mod, "panel_layout"):
-        layout = panels_mod.panel_layout(gray, order, ignore=ignore)
+        bubbles = [r.polygon for r in regions if r.kind == "bubble" and r.polygon]
+        layout = panels_mod.panel_layout(gray, order, ignore=truth, bubbles=bubbles)
         return list(layout.panels), bool(layout.sure)
-    return panels_mod.find_panels(gray, order, ignore=ignore), True
+    return panels_mod.find_panels(gray, order, ignore=truth), True
 
 
 def _bubble(gray, box):
@@ -160,7 +161,7 @@ def run_page(book: Book, data: Path, page: dict, order: str, draw: Path | None) 
     ranks, dropped = found_order(truth, regions)
     book.add("dropped", len(dropped))
     # panels
-    found, sure = _panels(gray, order, truth)
+    found, sure = _panels(gray, order, truth, regions)
     book.add("truth_panels", len(frames))
     book.add("found_panels", len(found))
     matched, merged = match_panels(frames, found)

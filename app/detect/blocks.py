@@ -19,8 +19,8 @@ Rules (one place, used by the pipeline and by user-drawn boxes alike):
   would get) is mostly long straight strokes and holds no text once they are set aside (a
   panel border, a dashed line, speed lines, hatching: app.detect.ink.is_line_art) is dropped.
   Boxes the user draws are never dropped.
-- Text box -> bubble: with the page image, a text detection (a box tight around the glyphs)
-  that sits in a closed bubble becomes that bubble (kind "bubble", the bubble's box and outline
+- Text box -> bubble: with the page image and a detector that finds text, not bubbles, a text
+  detection (a box tight around the glyphs) that sits in a closed bubble becomes that bubble (kind "bubble", the bubble's box and outline
   as its polygon: cleaning and lettering use the whole bubble; app.detect.bubbles). Text on
   artwork or a background keeps its box and its kind.
 - Reading order: with the page image, panel by panel (app.detect.panels finds them from the
@@ -137,6 +137,12 @@ def _clamp(box: Box, size: tuple[int, int]) -> Box:
     return (min(max(box[0], 0.0), w), min(max(box[1], 0.0), h), min(max(box[2], 0.0), w), min(max(box[3], 0.0), h))
 
 
+def finds_bubbles(class_map) -> bool:
+    """Does a detector with this class map ({id: kind}) find bubbles? When it does not (a text
+    detector), its text boxes are widened to the bubbles around them."""
+    return "bubble" in set(dict(class_map).values())
+
+
 def gray_page(image) -> np.ndarray:
     """The page as a grayscale (H, W) uint8 array, what the layout rules read."""
     return np.asarray(image if image.mode == "L" else image.convert("L"))
@@ -155,14 +161,17 @@ def block_is_vertical(box: Box, page: np.ndarray | None = None, shape_box: Box |
 
 
 def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], order: str = "rtl",
-                  kinds: Sequence[str] = READ_KINDS, page: np.ndarray | None = None) -> list[Region]:
+                  kinds: Sequence[str] = READ_KINDS, page: np.ndarray | None = None,
+                  widen_text: bool | None = None) -> list[Region]:
     """The regions to read on one page, in reading order.
 
     detections: from `Detector.detect` for this page; image_size: (width, height) in pixels of
     the same image; order: "rtl" (manga) or "ltr" (comics, webtoons); page: the same image as a
     grayscale (H, W) uint8 array (`gray_page`): the ink decides the writing direction, the panels
     the order, and detections on lines are dropped (without it: the box shapes, the page-wide
-    order, nothing dropped). Deterministic: the same detections give the same regions in the
+    order, nothing dropped); widen_text: text boxes in a closed bubble become that bubble (True
+    for a detector that finds text, not bubbles: `finds_bubbles`; None: when no detection of the
+    page is a bubble). Deterministic: the same detections give the same regions in the
     same order, whatever order they came in.
     """
     dets = [d for d in detections if d.kind in kinds]
@@ -175,8 +184,9 @@ def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], 
         from app.detect.panels import find_panels
 
         groups = [g for g in groups if not is_line_art(page, pad_box(g.box, image_size))]
-        _widen_to_bubbles(groups, page)
-        panels = find_panels(page, order, ignore=[g.box for g in groups],
+        if widen_text or (widen_text is None and not any(d.kind == "bubble" for d in dets)):
+            _widen_to_bubbles(groups, page)
+        panels = find_panels(page, order, ignore=[g.text_box if g.found_bubble else g.box for g in groups],
                              bubbles=[g.polygon for g in groups if g.found_bubble])
     boxes = [tuple(round(v, 2) for v in g.box) for g in groups]
     return [Region(box=boxes[i], kind=groups[i].kind, score=round(groups[i].score, 4), polygon=groups[i].polygon,
@@ -191,7 +201,7 @@ def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> None:
     from app.detect.bubbles import bubble_around, paper_level
 
     level = paper_level(page)
-    bubbles = [g.box for g in groups if g.kind == "bubble"]
+    bubbles = [g.box for g in groups if g.kind == "bubble"]  # a detected bubble is never replaced
     for g in groups:
         if g.kind != "text":
             continue

@@ -4,8 +4,7 @@ Text detectors (comic-text-segmenter, manga-text-detector) give boxes tight arou
 The bubble around such a box is found from the page itself: the box is taken as paper (its
 glyphs set aside), and the paper-coloured pixels connected to it (4-connected) are the bubble's
 inside, up to its outline. When that region runs off too far (more than MAX_GROWTH x the box's
-area, or MAX_PAGE_SHARE of the page) or reaches the page's edge, the text is not in a closed
-bubble (on artwork, on a background, in a bubble whose outline is open): there is none.
+area, or MAX_PAGE_SHARE of the page) or reaches the page's edge, the text is not in a closed bubble (on artwork, on a background, in a bubble whose outline is open): there is none.
 
 The bubble's shape is the region with its holes filled, grown by OUTLINE_PX (the outline's
 inside edge): a box and a polygon (the outer contour) in page pixels. No Qt; numpy + OpenCV.

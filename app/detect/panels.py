@@ -17,8 +17,9 @@ cut between boxes, with PANEL_SLACK of the page's height for slanted borders), i
 the columns right to left (manga) or left to right, recursively.
 
 Confidence: the layout is `sure` unless its panels overlap each other heavily (MAX_OVERLAP of
-the smaller) or leave many of the text boxes outside every panel (more than
-MAX_OUTSIDE of them): then the reading order does not use the panels (app.detect.order's
+the smaller, without one lying inside the other's box) or leave many of the text boxes outside every panel (more than
+MAX_OUTSIDE of them with less than half their area in panels: a bubble straddling two panels
+is inside): then the reading order does not use the panels (app.detect.order's
 page-wide rule), so an unsure panel finder is never worse than none.
 
 Panels are separated by gutters: bands of paper that run straight across a part of the page.
@@ -137,9 +138,11 @@ DARK_LEVEL = 70  # a pixel this dark or darker is gutter on a page whose edge is
 RING_PX = 3  # the page's outer ring: its colour says whether gutters are paper or black
 MIN_REGION_AREA = 0.012  # of the page: smaller regions are no panels (free text, a speck of art)
 MIN_REGION_SIDE = 0.05  # of the page's side
+BUBBLE_OUTLINE = 5  # px: a bubble's outline painted as paper with its inside
 REGION_INSIDE = 0.7  # a region lies in a straight-cut panel when this share of its box does
 PANEL_SLACK = 0.02  # of the page's height: how far boxes of two tiers may overlap (slanted borders)
-MAX_OVERLAP = 0.3  # of the smaller panel: panels overlapping more make the layout unsure
+MAX_OVERLAP = 0.3  # of the smaller panel: panels overlapping more make the layout unsure ...
+NESTED = 0.9  # ... unless the smaller lies inside the larger's box (an inset panel, an L-shaped panel)
 MAX_OUTSIDE = 0.25  # share of the text boxes outside every panel that makes the layout unsure
 
 
@@ -182,8 +185,10 @@ def region_panels(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequenc
     colour = (gray <= DARK_LEVEL) if dark else (gray >= PAPER_FRACTION * level)
     colour = colour.astype(np.uint8)
     for poly in bubbles:
-        if len(poly) >= 3:
-            cv2.fillPoly(colour, [np.round(np.asarray(poly)).astype(np.int32)], 1)
+        if poly is not None and len(poly) >= 3:
+            pts = np.round(np.asarray(poly)).astype(np.int32)
+            cv2.fillPoly(colour, [pts], 1)
+            cv2.polylines(colour, [pts], True, 1, thickness=BUBBLE_OUTLINE)
     for x0, y0, x1, y1 in ignore:
         colour[max(0, int(y0)):min(h, int(np.ceil(y1))), max(0, int(x0)):min(w, int(np.ceil(x1)))] = 1
     _, labels = cv2.connectedComponents(colour, connectivity=4)
@@ -237,10 +242,13 @@ def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (
                  bubbles: Sequence = ()) -> PanelLayout:
     """The panels of the grayscale page in reading order, with the finder's confidence.
     `ignore`: the page's text and bubble boxes (paper for the gutter search, and the boxes
-    whose place decides the confidence); `bubbles`: bubble outlines (polygons) around them."""
+    whose place decides the confidence); `bubbles`: bubble outlines (polygons) found around
+    text boxes (paper too; their boxes count as paper for the straight cuts)."""
     dark = dark_gutters(gray)
     page = 255 - gray if dark else gray
-    straight = find_gutter_panels(page, order, ignore)
+    outlines = [np.asarray(p, dtype=np.float64) for p in bubbles if p is not None and len(p) >= 3]
+    boxes = [(float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max())) for p in outlines]
+    straight = find_gutter_panels(page, order, [*ignore, *boxes])
     regions = region_panels(gray, ignore, bubbles, dark)
     panels: list[Box] = []
     for p in straight:
@@ -256,10 +264,11 @@ def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (
 def _sure(panels: Sequence[Box], boxes: Sequence[Box]) -> bool:
     for i, a in enumerate(panels):
         for b in panels[i + 1:]:
-            if _inter(a, b) > MAX_OVERLAP * max(1.0, min(_area(a), _area(b))):
+            inter, smaller = _inter(a, b), max(1.0, min(_area(a), _area(b)))
+            if MAX_OVERLAP * smaller < inter < NESTED * smaller:  # an inset panel (or an L-shaped one's box) is fine
                 return False
     if boxes:
-        outside = sum(max((_inter(t, p) for p in panels), default=0.0) < 0.5 * max(1.0, _area(t)) for t in boxes)
+        outside = sum(sum(_inter(t, p) for p in panels) < 0.5 * max(1.0, _area(t)) for t in boxes)
         if outside > MAX_OUTSIDE * len(boxes):
             return False
     return True
