@@ -203,7 +203,7 @@ def test_txt_import_encodings(tmp_path, project):
     path.write_text("=== page 4: ch2/ページ11.png ===\n[1] ユニコード\n", encoding="utf-16")
     assert import_txt(project, path).project.pages[3].blocks[0].text == "ユニコード"
     path.write_bytes("=== page 1 ===\n[1] caf\xe9\n".encode("latin-1"))
-    with pytest.raises(UserError, match="utf16.txt: the file is not UTF-8 text"):
+    with pytest.raises(UserError, match="utf16.txt: the TXT file is not UTF-8, UTF-16 or Shift-JIS text"):
         import_txt(project, path)
     with pytest.raises(ValueError):
         import_txt_text(project, "", into="notes")

@@ -27,7 +27,7 @@ def isolated(tmp_path, monkeypatch):
 
 def args_for(server, *extra):
     return ["--provider", "openai", "--base-url", server.base_url, "--model", "test-model", "--to", "en",
-            "--timeout", "3", "--retries", "1", *extra]
+            "--timeout", "3", "--retries", "1", "--use-env-key", *extra]
 
 
 def schema():
@@ -147,7 +147,7 @@ def test_ocr_then_translate_in_one_go(fake_llm, tmp_path, monkeypatch):
     code = main(["ocr", str(folder), "--out", str(out), "--model", str(demo / "hayai-demo-ocr"),
                  "--detector", str(demo / "hayai-demo-detector.pt"), "--device", "cpu", "--patches", "256",
                  "--max-new-tokens", "48", "--translate", "--provider", "openai", "--base-url", fake_llm.base_url,
-                 "--translation-model", "test-model", "--to", "en", "--timeout", "5"])
+                 "--translation-model", "test-model", "--to", "en", "--timeout", "5", "--use-env-key"])
     assert code == 0
     blocks = json.loads(out.read_text(encoding="utf-8"))["pages"][0]["blocks"]
     assert len(blocks) >= 5

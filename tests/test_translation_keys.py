@@ -98,3 +98,66 @@ def test_settings_never_hold_a_key(tmp_path, no_keyring):
     save_settings(AppSettings(translation_provider="openai"))
     text = (tmp_path / "config" / "settings.json").read_text()
     assert "sk-never" not in text
+
+
+def test_an_environment_key_goes_only_to_its_providers_own_hosts(monkeypatch, no_keyring):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-openai")
+    monkeypatch.setenv("DEEPL_AUTH_KEY", "dk-env:fx")
+    assert keys.find_key("openai", "").key == "sk-env-openai"  # api.openai.com
+    for url in ("http://127.0.0.1:8080/v1", "https://proxy.example.com/v1", "https://api.openai.com.evil.example/v1",
+                "http://api.openai.com/v1", "https://openrouter.ai/api/v1"):
+        found = keys.find_key("openai", url)
+        assert found.key is None and found.withheld in ("OPENAI_API_KEY", ""), url
+    found = keys.find_key("openai", "https://proxy.example.com/v1")
+    assert found.withheld == "OPENAI_API_KEY"
+    message = keys.withheld_message(found, "openai", "https://proxy.example.com/v1")
+    assert "sent only to api.openai.com" in message and "proxy.example.com" in message and "sk-env" not in message
+    assert keys.find_key("openai", "https://proxy.example.com/v1", use_env=True).key == "sk-env-openai"  # --use-env-key
+    # DeepL: its two hosts only
+    assert keys.find_key("deepl", "").key == "dk-env:fx"
+    assert keys.find_key("deepl", "https://api-free.deepl.com").key == "dk-env:fx"
+    assert keys.find_key("deepl", "http://127.0.0.1:9999").key is None
+    # tied by the user to one URL: sent there, and only there; untied: withheld again
+    keys.tie_env_key("openai", "http://127.0.0.1:8080/v1")
+    assert keys.find_key("openai", "http://127.0.0.1:8080/v1/").where == "env:OPENAI_API_KEY"
+    assert keys.find_key("openai", "http://127.0.0.1:8081/v1").key is None
+    keys.tie_env_key("openai", "http://127.0.0.1:8080/v1", tied=False)
+    assert keys.find_key("openai", "http://127.0.0.1:8080/v1").key is None
+    # a key stored for one URL stays there (scheme, host, port and path)
+    keys.store_key("openai", "https://proxy.example.com/v1", "sk-typed")
+    assert keys.find_key("openai", "https://proxy.example.com/v1").key == "sk-typed"
+    assert keys.find_key("openai", "http://proxy.example.com/v1").key is None
+
+
+def test_a_key_over_plain_http_to_another_machine_needs_a_yes():
+    for url in ("http://192.168.1.20:8000/v1", "http://llm.example.com/v1", "http://[2001:db8::1]:80/v1"):
+        with pytest.raises(keys.InsecureTransport, match="plain http://"):
+            keys.check_transport("openai", url, "sk-x")
+        keys.check_transport("openai", url, "sk-x", allow_insecure=True)
+        keys.check_transport("openai", url, None)  # no key: nothing to leak
+    for url in ("http://127.0.0.1:8000/v1", "http://localhost:11434/v1", "http://[::1]:1234/v1", "https://x.example/v1"):
+        keys.check_transport("openai", url, "sk-x")
+
+
+def test_translate_command_withholds_the_env_key_and_refuses_clear_text(fake_llm, tmp_path, monkeypatch, capsys,
+                                                                       no_keyring):
+    from app.cli import main
+    from app.core.export import export_json
+    from tests.translate_data import make_project
+
+    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)
+    src = tmp_path / "in.json"
+    export_json(make_project(texts=[["ありがとう"]]), src)
+    base = ["translate", str(src), "--provider", "openai", "--model", "m", "--to", "en", "--timeout", "5",
+            "--retries", "0"]
+    main([*base, "--base-url", fake_llm.base_url])
+    err = capsys.readouterr().err
+    assert "$OPENAI_API_KEY is set, but it is sent only to api.openai.com" in err
+    assert fake_llm.seen and all(fake_llm.key not in str(dict(s.headers)) for s in fake_llm.seen)
+    fake_llm.seen.clear()
+    keys.store_key("openai", "http://10.255.255.1:9/v1", "sk-stored-for-lan")
+    assert main([*base, "--base-url", "http://10.255.255.1:9/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "plain http://" in err and "--allow-insecure-http" in err and "sk-stored" not in err
+    assert not fake_llm.seen

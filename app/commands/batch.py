@@ -106,10 +106,16 @@ class TranslateStage:
         self.force = bool(args.retranslate)
 
     def run(self, project):
-        from app.commands.translate import make_translator_for, translate_project, translator_settings
+        from app.commands.translate import (
+            key_flags,
+            make_translator_for,
+            translate_project,
+            translator_settings,
+        )
 
         if self.translator is None:
-            self.translator = make_translator_for(translator_settings(self.args), self.args.trust_unpinned)
+            self.translator = make_translator_for(translator_settings(self.args), self.args.trust_unpinned,
+                                                  **key_flags(self.args))
         lines = _Lines(self.report, Path(project.source).name)
         done, left = translate_project(project, self.args, stream=lines, translator=self.translator)
         return project, {"translated": done, "untranslated": left}

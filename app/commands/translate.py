@@ -60,6 +60,11 @@ def add_translation_options(p, model_flag: str) -> None:
     g.add_argument("--replace-edited", action="store_true", help="also replace translations edited by hand")
     g.add_argument("--trust-unpinned", action="store_true",
                    help="offline: accept the model files' hashes on first use (they are not pinned yet)")
+    g.add_argument("--use-env-key", action="store_true",
+                   help="send the provider's environment key (e.g. $OPENAI_API_KEY) to --base-url for this run "
+                        "(by default it goes only to the provider's own servers)")
+    g.add_argument("--allow-insecure-http", action="store_true",
+                   help="allow sending a key over plain http:// to another machine (loopback needs no flag)")
 
 
 def translator_settings(args, app=None):
@@ -88,12 +93,25 @@ def translator_settings(args, app=None):
     return translator_settings_from(chosen, timeout=args.timeout, max_retries=args.retries)
 
 
-def make_translator_for(settings, trust_unpinned: bool = False):
-    from app.core.keys import find_key
+def make_translator_for(settings, trust_unpinned: bool = False, use_env_key: bool = False,
+                        allow_insecure_http: bool = False):
+    from app.core import keys
     from app.translate import make_translator
 
-    key = find_key(settings.provider, settings.base_url).key if settings.provider != "offline" else None
+    key = None
+    if settings.provider != "offline":
+        found = keys.find_key(settings.provider, settings.base_url, use_env=use_env_key)
+        if found.withheld:
+            print(f"hayai-desktop: {keys.withheld_message(found, settings.provider, settings.base_url)}",
+                  file=sys.stderr)
+        key = found.key
+        keys.check_transport(settings.provider, settings.base_url, key, allow_insecure_http)
     return make_translator(settings, key, trust_unpinned=trust_unpinned)
+
+
+def key_flags(args) -> dict:
+    return {"use_env_key": bool(getattr(args, "use_env_key", False)),
+            "allow_insecure_http": bool(getattr(args, "allow_insecure_http", False))}
 
 
 def glossary_for(project, path: str | None) -> list:
@@ -114,7 +132,7 @@ def translate_project(project, args, save=None, stream=None, translator=None):
     glossary = glossary_for(project, args.glossary)
     own = translator is None
     if own:
-        translator = make_translator_for(settings, args.trust_unpinned)
+        translator = make_translator_for(settings, args.trust_unpinned, **key_flags(args))
     options = TranslateOptions(context_pages=settings.context_pages, retranslate=args.retranslate,
                                replace_edited=args.replace_edited)
     done = left = 0
@@ -153,14 +171,25 @@ def run(args) -> int:
     if not path.exists():
         raise UserError(f"{path}: no such JSON export, folder, archive or image")
     translator_settings(args)  # usage errors before any work
+    lock = None
     if _is_export(path):
         project, save = read_json_export(path), None
     else:
+        from app.core.project_lock import ProjectLock
+
+        lock = ProjectLock(path, "hayai-desktop translate")
         project = open_project(path)
         if not any(p.blocks for p in project.pages):
             raise UserError(f"{path}: no text to translate in its project (no page has been read). Run "
                             f"`hayai-desktop ocr {path}` or read the pages in the app first.")
         save = save_project
+        if project.read_only:
+            print(f"hayai-desktop: {project.read_only}", file=sys.stderr)
+            save = None
+        elif not lock.acquire():  # one writer per project: the translations go to the output only
+            print(f"hayai-desktop: {lock.message()} The translations are written to the output only.",
+                  file=sys.stderr)
+            save = None
     out = Path(args.out) if args.out else None
     fmt = args.format or ("txt" if out is not None and out.suffix.lower() == ".txt" else "json")
 
@@ -181,5 +210,8 @@ def run(args) -> int:
     except KeyboardInterrupt:
         write()  # what arrived before the interruption is kept
         raise
+    finally:
+        if lock is not None:
+            lock.release()
     write()
     return 1 if left else 0

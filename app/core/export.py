@@ -75,6 +75,8 @@ def export_json_data(project: Project, pages: list[str] | None = None) -> dict:
         "source": str(project.source),
         "order": project.order,
         "style": style_to_dict(project.style),
+        **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
+        **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [_page_json(number, page) for number, page in _selected(project, pages)],
     }, project.extra.get(EXPORT_FORMAT))
 
@@ -179,17 +181,10 @@ class _Section:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the file ({exc.strerror or exc}).") from exc
-    try:
-        if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-            return raw.decode("utf-16")
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: the file is not UTF-8 text (byte {exc.start}). Save it as "
-                        "UTF-8 in your editor and import it again.") from exc
+    """UTF-8 (a BOM or not), UTF-16 with a BOM, or Shift-JIS (app.textfile)."""
+    from app.textfile import read_text_file
+
+    return read_text_file(path, "TXT file")
 
 
 def import_txt(project: Project, path: str | os.PathLike, into: str = "text") -> TxtImport:

@@ -32,6 +32,12 @@ saved before machine translation and translated pages load with them empty / the
 migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
 block, are kept (`extra`) and written back; a file of a newer major version loads read-only
 (`Project.read_only`), and `save_project` refuses to write over it.
+"series_uuid" and "volume_uuid" (the identity the .mokuro export gives readers, app.core.mokuro)
+are written once set (optional keys within 1.1).
+
+A source that is a mokuro volume (a .mokuro file, a folder holding one, or the page folder beside
+one) opens as its page folder; with no saved project yet, the project starts from the .mokuro's
+blocks (app.core.mokuro). A saved project always wins over the .mokuro, so edits are never lost.
 """
 from __future__ import annotations
 
@@ -144,7 +150,7 @@ def autosave_path_for(source_path: str | os.PathLike) -> Path:
 # ----------------------------------------------------------------------------- versions
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
-             "pages")
+             "series_uuid", "volume_uuid", "pages")
 _PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
@@ -182,6 +188,8 @@ def project_to_dict(project: Project) -> dict:
         "order": project.order,
         "style": style_to_dict(project.style),
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
+        **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
+        **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [page_to_dict(page) for page in project.pages],
     }, project.extra.get(FORMAT))
 
@@ -307,9 +315,29 @@ def _project(data: dict, path: Path) -> Project:
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
     style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
+    series_uuid = reader.text(data, "series_uuid", "", optional=True, default="")
+    volume_uuid = reader.text(data, "volume_uuid", "", optional=True, default="")
     extra = unknown_keys(data, _TOP_KEYS)
     return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
-                   extra={FORMAT: extra} if extra else {})
+                   series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {})
+
+
+def project_fields_to_dict(project: Project) -> dict:
+    """The project's own fields (not its pages): reading order, lettering style, glossary."""
+    return {"order": project.order, "style": style_to_dict(project.style),
+            "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary]}
+
+
+def project_fields_from_dict(data, path: str | os.PathLike = "<project>") -> dict:
+    """`project_fields_to_dict` data back as Project keyword arguments; UserError naming `path`."""
+    reader = _Reader(Path(path))
+    data = reader.obj(data, "project")
+    order = reader.text(data, "order", "project")
+    if order not in ("rtl", "ltr"):
+        reader.fail("project.order", f"must be 'rtl' or 'ltr', not {order!r}")
+    glossary = reader.items(data, "glossary", "project")
+    return {"order": order, "style": reader.style(data.get("style"), "project.style"),
+            "glossary": [reader.glossary_entry(g, f"project.glossary[{i}]") for i, g in enumerate(glossary)]}
 
 
 def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
@@ -455,23 +483,39 @@ def _join(where: str, key: str) -> str:
 # ----------------------------------------------------------------------------- reopening
 
 def open_project(source_path: str | os.PathLike, page_names: list[str] | None = None,
-                 project_file: str | os.PathLike | None = None) -> Project:
+                 project_file: str | os.PathLike | None = None, replay_journal: bool = False) -> Project:
     """The project of a source: its saved project merged with the pages on disk now.
 
     `page_names` is the source's current page list (listed with `open_source` when None).
     `project_file` loads that file instead of the saved project (e.g. a recovered autosave).
+    `replay_journal`: apply the source's edit journal (app.core.edit_journal) on top, the edits
+    committed after the last autosave (crash recovery).
     Pages added on disk appear unprocessed; pages gone from disk are dropped, except those
     holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
     Raises UserError for a damaged project file (so it is never silently overwritten).
+    A mokuro volume opens as its page folder; without a saved project its blocks come from the
+    .mokuro file (app.core.mokuro).
     """
-    source = _abs(source_path)
+    from app.core.mokuro import mokuro_for_images, project_from_mokuro
+    from app.core.sources import resolve_source_path
+
+    source = resolve_source_path(source_path)
     if page_names is None:
         with open_source(source) as opened:
             page_names = list(opened.page_names)
     path = Path(project_file) if project_file is not None else find_project_file(source)
     if path is None:
-        return Project(source=str(source), pages=[Page(name=n) for n in page_names])
-    saved = load_project(path)
+        mokuro = mokuro_for_images(source)
+        saved = project_from_mokuro(mokuro, source) if mokuro is not None else Project(source=str(source), pages=[])
+    else:
+        saved = load_project(path)
+    if replay_journal:
+        from app.core.edit_journal import replay
+
+        saved, _applied = replay(saved, source)
+    if path is None and not saved.pages:
+        return Project(source=str(source), pages=[Page(name=n) for n in page_names], order=saved.order,
+                       style=saved.style, glossary=list(saved.glossary))
     return merge_pages(saved, page_names, source=str(source))
 
 
@@ -493,6 +537,7 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
+                   series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid,
                    extra=dict(saved.extra), read_only=saved.read_only)
 
 
@@ -503,6 +548,15 @@ def save_autosave(project: Project) -> Path:
     target = autosave_path_for(project.source)
     _write(project, target)
     return target
+
+
+def recoverable_edits(source_path: str | os.PathLike) -> bool:
+    """Did the last session on this source end without saving: an autosave newer than the
+    project, or committed edits in its journal? (Then `open_project(..., project_file=
+    recoverable_autosave(source), replay_journal=True)` restores them.)"""
+    from app.core.edit_journal import has_edits
+
+    return recoverable_autosave(source_path) is not None or has_edits(source_path)
 
 
 def recoverable_autosave(source_path: str | os.PathLike) -> Path | None:
@@ -523,6 +577,10 @@ def load_autosave(source_path: str | os.PathLike) -> Project | None:
 
 
 def discard_autosave(source_path: str | os.PathLike) -> None:
-    """Delete the source's autosave (after an explicit save, or when the user declines it)."""
+    """Delete the source's autosave and edit journal (after an explicit save, or when the user
+    declines to restore them)."""
+    from app.core.edit_journal import discard
+
     with contextlib.suppress(FileNotFoundError):
         autosave_path_for(source_path).unlink()
+    discard(source_path)

@@ -1,6 +1,7 @@
 """Glossaries: names and terms translated the same way on every page.
 
-Three file formats, told apart by their content:
+Three file formats, told apart by their content (in UTF-8, UTF-8 with a BOM, UTF-16 with a BOM,
+or Shift-JIS):
   - JSON: a list of {"source": ..., "target": ..., "note": ...} (note optional);
   - TSV: `source<TAB>target[<TAB>note]` per line;
   - arrows: `source -> target  # note` per line.
@@ -66,16 +67,11 @@ def _parse_json(text: str, name: str) -> list[GlossaryEntry]:
 
 
 def load_glossary(path: str | os.PathLike) -> list[GlossaryEntry]:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError as exc:
-        raise UserError(f"{path}: no such glossary file.") from exc
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: the glossary is not UTF-8 text (byte {exc.start}).") from exc
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the glossary ({exc.strerror or exc}).") from exc
-    return parse_glossary(text, str(path))
+    """The entries of a glossary file: UTF-8 (a BOM or not), UTF-16 with a BOM, or Shift-JIS
+    (app.textfile); UserError naming the file."""
+    from app.textfile import read_text_file
+
+    return parse_glossary(read_text_file(path, "glossary file"), str(Path(path)))
 
 
 def format_glossary(entries: Iterable[GlossaryEntry], fmt: str = "tsv") -> str:

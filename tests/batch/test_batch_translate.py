@@ -24,7 +24,7 @@ def isolated(tmp_path, monkeypatch):
 
 def _translate(server) -> list[str]:
     return ["--translate", "--provider", "openai", "--base-url", server.base_url, "--translation-model", "test-model",
-            "--to", "en", "--timeout", "3", "--retries", "0"]
+            "--to", "en", "--timeout", "3", "--retries", "0", "--use-env-key"]
 
 
 def _log(out: Path) -> list[dict]:

@@ -9,10 +9,11 @@ from dataclasses import replace
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
+from app.core import keys
 from app.core.document import Block
 from app.core.project_io import load_project
 from app.translate.base import GlossaryEntry
-from app.ui import session
+from app.ui.shell import session
 from tests.llm_server import fake_translate
 
 TEXTS = {"page-001.png": ["タナカさん、おはよう！", "おはよう、ユキ。"], "page-002.png": ["ユキ、まって！"],
@@ -35,6 +36,7 @@ def choose_backend(w, server, **extra):
 def translating_window(make_window, pages, server, monkeypatch):
     """A window on the pages, every page read, the loopback server chosen with its key in the env."""
     monkeypatch.setenv("OPENAI_API_KEY", server.key)
+    keys.tie_env_key("openai", server.base_url)  # the user's "use $OPENAI_API_KEY for this server"
     w = make_window()
     session.open_path(w, pages)
     read_pages(w)
@@ -181,8 +183,8 @@ def session_project_file(w):
 
 def test_settings_dialog_tests_the_connection(make_window, fake_llm, qtbot):
     from app.core import keys
-    from app.ui.translate_control import _key_state
-    from app.ui.translate_settings_dialog import TranslationSettingsDialog
+    from app.ui.translate.control import _key_state
+    from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
     w = make_window()
     choose_backend(w, fake_llm)
