@@ -67,6 +67,7 @@ class Page:
     blocks: tuple[Block, ...] = ()
     processed: bool = False  # detection + OCR has run on this page
     error: str | None = None  # why the page could not be read, if it could not
+    order_by_hand: bool = False  # the user renumbered the blocks: reading the page again keeps their order
     extra: dict | None = field(default=None, compare=False, repr=False)  # unknown keys, kept (Block.extra)
 
     @property

@@ -26,6 +26,7 @@ unknown keys: app.core.versioning):
                             "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
      "glossary": [{"source", "target", "note"}],
      "style": {the project's lettering style: font, min_size, max_size, color, ...}}
+A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.
 "machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults; the
 migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
@@ -150,7 +151,7 @@ def autosave_path_for(source_path: str | os.PathLike) -> Path:
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
              "series_uuid", "volume_uuid", "pages")
-_PAGE_KEYS = ("name", "width", "height", "processed", "error", "blocks")
+_PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
 
@@ -198,6 +199,7 @@ def page_to_dict(page: Page) -> dict:
     return with_unknown({
         "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
+        **({"order_by_hand": True} if page.order_by_hand else {}),
         "blocks": [block_to_dict(b) for b in page.blocks],
     }, page.extra)
 
@@ -430,6 +432,7 @@ class _Reader:
             blocks=tuple(self.block(b, f"{where}.blocks[{i}]") for i, b in enumerate(blocks_data)),
             processed=self.flag(data, "processed", where),
             error=self.text(data, "error", where, optional=True),
+            order_by_hand=self.flag(data, "order_by_hand", where),
             extra=unknown_keys(data, _PAGE_KEYS) or None,
         )
 
