@@ -15,7 +15,7 @@ from app.ui.reading.device_status import fill_device_combos
 # (action name, label, shortcut) for the help dialog and the menus
 SHORTCUTS = [
     ("open_folder", "Open folder…", "Ctrl+O"),
-    ("open_archive", "Open archive…", "Ctrl+Shift+O"),
+    ("open_archive", "Open archive or .mokuro…", "Ctrl+Shift+O"),
     ("save", "Save project", "Ctrl+S"),
     ("next_page", "Next page", "PgDown"),
     ("prev_page", "Previous page", "PgUp"),

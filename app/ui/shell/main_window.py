@@ -41,6 +41,7 @@ from app.ui.reading.worker import ReadingHost, WorkerConfig
 from app.ui.render import controller as render_ui
 from app.ui.shell import actions, session
 from app.ui.shell.preferences import SettingsWriter
+from app.ui.shell.reader_export import ReaderExporter
 from app.ui.shell.window_actions import ActionsMixin
 
 
@@ -60,6 +61,7 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self._load_toolbar_from_settings()
         self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
+        self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()
         from app.ui.translate.control import TranslationControl
@@ -416,6 +418,7 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self._image_pool.clear()
         self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.host.stop,
                                         self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
+                                        self.reader_exporter.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
         return self.stopped_cleanly
