@@ -53,7 +53,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def load_input(path: str):
-    """The Project that INPUT names (export, project file, or source with its saved project)."""
+    """The Project that INPUT names (export, project file, source with its saved project, or a
+    mokuro volume: a .mokuro file or the folder holding it)."""
     from app.core.export_read import project_from_export, read_json
     from app.core.project_io import FORMAT, find_project_file, open_project, project_from_dict
 
@@ -65,7 +66,10 @@ def load_input(path: str):
         if data.get("format") == FORMAT:
             return project_from_dict(data, p)
         return project_from_export(data, p)
-    if find_project_file(p) is None:
+    from app.core.mokuro import mokuro_file_in
+    from app.core.sources import resolve_source_path
+
+    if find_project_file(resolve_source_path(p)) is None and mokuro_file_in(p.resolve()) is None:
         raise UserError(f"{p}: no saved project (nothing read or translated yet). Open it in the app, or run "
                         "`hayai-desktop ocr` and add translations, then render the project or its JSON export.")
     return open_project(p)

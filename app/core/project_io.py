@@ -28,11 +28,18 @@ unknown keys: app.core.versioning):
      "style": {the project's lettering style: font, min_size, max_size, color, ...},
      "sizes": "each" | "one" | "few"}
 A page may also hold "sizes" (its own size harmonisation; absent = the project's).
+A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.
 "machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults; the
 migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
 block, are kept (`extra`) and written back; a file of a newer major version loads read-only
 (`Project.read_only`), and `save_project` refuses to write over it.
+"series_uuid" and "volume_uuid" (the identity the .mokuro export gives readers, app.core.mokuro)
+are written once set (optional keys within 1.1).
+
+A source that is a mokuro volume (a .mokuro file, a folder holding one, or the page folder beside
+one) opens as its page folder; with no saved project yet, the project starts from the .mokuro's
+blocks (app.core.mokuro). A saved project always wins over the .mokuro, so edits are never lost.
 """
 from __future__ import annotations
 
@@ -145,8 +152,8 @@ def autosave_path_for(source_path: str | os.PathLike) -> Path:
 # ----------------------------------------------------------------------------- versions
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
-             "pages", "sizes")
-_PAGE_KEYS = ("name", "width", "height", "processed", "error", "blocks", "sizes")
+             "series_uuid", "volume_uuid", "pages", "sizes")
+_PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks", "sizes")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
 
@@ -184,6 +191,8 @@ def project_to_dict(project: Project) -> dict:
         "style": style_to_dict(project.style),
         "sizes": project.sizes,
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
+        **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
+        **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [page_to_dict(page) for page in project.pages],
     }, project.extra.get(FORMAT))
 
@@ -193,6 +202,7 @@ def page_to_dict(page: Page) -> dict:
     data = {
         "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
+        **({"order_by_hand": True} if page.order_by_hand else {}),
         "blocks": [block_to_dict(b) for b in page.blocks],
     }
     if page.sizes is not None:
@@ -312,9 +322,12 @@ def _project(data: dict, path: Path) -> Project:
     style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
     sizes = reader.sizes(data, "")
+    series_uuid = reader.text(data, "series_uuid", "", optional=True, default="")
+    volume_uuid = reader.text(data, "volume_uuid", "", optional=True, default="")
     extra = unknown_keys(data, _TOP_KEYS)
     return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
-                   extra={FORMAT: extra} if extra else {}, sizes=sizes or "each")
+                   series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {},
+                   sizes=sizes or "each")
 
 
 def project_fields_to_dict(project: Project) -> dict:
@@ -436,6 +449,7 @@ class _Reader:
             processed=self.flag(data, "processed", where),
             error=self.text(data, "error", where, optional=True),
             sizes=self.sizes(data, where),
+            order_by_hand=self.flag(data, "order_by_hand", where),
             extra=unknown_keys(data, _PAGE_KEYS) or None,
         )
 
@@ -496,14 +510,20 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     Pages added on disk appear unprocessed; pages gone from disk are dropped, except those
     holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
     Raises UserError for a damaged project file (so it is never silently overwritten).
+    A mokuro volume opens as its page folder; without a saved project its blocks come from the
+    .mokuro file (app.core.mokuro).
     """
-    source = _abs(source_path)
+    from app.core.mokuro import mokuro_for_images, project_from_mokuro
+    from app.core.sources import resolve_source_path
+
+    source = resolve_source_path(source_path)
     if page_names is None:
         with open_source(source) as opened:
             page_names = list(opened.page_names)
     path = Path(project_file) if project_file is not None else find_project_file(source)
     if path is None:
-        saved = Project(source=str(source), pages=[])
+        mokuro = mokuro_for_images(source)
+        saved = project_from_mokuro(mokuro, source) if mokuro is not None else Project(source=str(source), pages=[])
     else:
         saved = load_project(path)
     if replay_journal:
@@ -534,6 +554,7 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
     pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
+                   series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid,
                    extra=dict(saved.extra), read_only=saved.read_only, sizes=saved.sizes)
 
 

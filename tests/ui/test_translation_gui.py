@@ -13,7 +13,7 @@ from app.core import keys
 from app.core.document import Block
 from app.core.project_io import load_project
 from app.translate.base import GlossaryEntry
-from app.ui import session
+from app.ui.shell import session
 from tests.llm_server import fake_translate
 
 TEXTS = {"page-001.png": ["タナカさん、おはよう！", "おはよう、ユキ。"], "page-002.png": ["ユキ、まって！"],
@@ -128,7 +128,15 @@ def test_cancel_stops_within_a_second_and_keeps_what_arrived(make_window, pages,
         qtbot.waitUntil(lambda: len(fake_llm.chats()) == 2, timeout=10000)
         qtbot.wait(200)
         start = time.monotonic()
+        rid = w.translation.run_id
         w.action_cancel()  # Esc
+        # a page the worker sends after the cancel is dropped, as the reading worker's are
+        from app.core.translation import PageOutcome
+
+        late = w.doc.page("page-002.png")
+        w.translation.host.worker.page_translated.emit(rid, PageOutcome(late.name, late, {"b1": "Wait!"},
+                                                                        translator="test"))
+        assert not w.doc.page("page-002.png").translated
     assert blocker.args == ["cancelled"] and time.monotonic() - start < 1.0
     assert w.doc.page("page-001.png").translated and not w.doc.page("page-002.png").translated
     fake_llm.close()  # the abandoned request
@@ -183,8 +191,8 @@ def session_project_file(w):
 
 def test_settings_dialog_tests_the_connection(make_window, fake_llm, qtbot):
     from app.core import keys
-    from app.ui.translate_control import _key_state
-    from app.ui.translate_settings_dialog import TranslationSettingsDialog
+    from app.ui.translate.control import _key_state
+    from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
     w = make_window()
     choose_backend(w, fake_llm)

@@ -1,0 +1,135 @@
+"""The page list: one row per page with a thumbnail made in the background and a status mark."""
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QSize, Qt, QThreadPool, Signal
+from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPixmap
+from PySide6.QtWidgets import QListWidget, QListWidgetItem
+
+from app.core.document import Page
+from app.ui.common.threads import track_pool
+from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
+
+THUMB = 96  # thumbnail longest side, pixels
+NAME_ROLE = Qt.ItemDataRole.UserRole
+
+
+def _placeholder() -> QIcon:
+    pm = QPixmap(THUMB * 3 // 4, THUMB)
+    pm.fill(QColor(200, 200, 200))
+    return QIcon(pm)
+
+
+class PageList(QListWidget):
+    """Emits `page_activated(name)` when the user picks a page."""
+
+    page_activated = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setIconSize(QSize(THUMB, THUMB))
+        self.setUniformItemSizes(True)
+        self.setSpacing(2)
+        self.setWordWrap(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setMinimumWidth(190)
+        self.pool = track_pool(QThreadPool(self))
+        self.pool.setObjectName("thumbnails")
+        self.pool.setMaxThreadCount(1)
+        self.signals = ImageJobSignals(self)
+        self.signals.loaded.connect(self._on_thumb)
+        self.signals.failed.connect(self._on_thumb_failed)
+        self._cancel = threading.Event()
+        self._req = 0
+        self._syncing = False
+        self.currentItemChanged.connect(self._on_current)
+
+    def set_pages(self, source_path: str, pages: list[Page]) -> None:
+        """Fill the list and start making thumbnails. The previous job is cancelled, not waited
+        for: it stops after the page it is decoding, and its late thumbnails are dropped (their
+        request id is old); the new job starts after it on the pool's one thread."""
+        self._cancel.set()
+        self.pool.clear()  # jobs not started yet
+        self._syncing = True
+        self.clear()
+        icon = _placeholder()
+        for page in pages:
+            item = QListWidgetItem(icon, "")
+            item.setData(NAME_ROLE, page.name)
+            self.addItem(item)
+            self.update_page(page, item)
+        self._syncing = False
+        if pages:
+            self._req += 1
+            self._cancel = threading.Event()
+            self.pool.start(ImageJob(self.signals, self._req, source_path, [p.name for p in pages],
+                                     max_side=THUMB, cancel=self._cancel))
+
+    def _item(self, name: str) -> QListWidgetItem | None:
+        for i in range(self.count()):
+            if self.item(i).data(NAME_ROLE) == name:
+                return self.item(i)
+        return None
+
+    def update_page(self, page: Page, item: QListWidgetItem | None = None) -> None:
+        """Refresh the label: index, name, block count, done / error marks."""
+        item = item or self._item(page.name)
+        if item is None:
+            return
+        if page.error:
+            state = "⚠ error"
+        elif page.processed:
+            state = f"✓ {len(page.blocks)} block{'s' if len(page.blocks) != 1 else ''}"
+        else:
+            state = "not read yet"
+        item.setText(f"{self.row(item) + 1}  {page.name}\n{state}")
+        item.setToolTip(page.error or page.name)
+
+    def select_page(self, name: str) -> None:
+        item = self._item(name)
+        if item is not None and item is not self.currentItem():
+            self._syncing = True
+            self.setCurrentItem(item)
+            self.scrollToItem(item)
+            self._syncing = False
+
+    def _on_current(self, item, _previous) -> None:
+        if item is not None and not self._syncing:
+            self.page_activated.emit(item.data(NAME_ROLE))
+
+    def _on_thumb(self, req_id: int, name: str, image: QImage, _w: int, _h: int) -> None:
+        if req_id != self._req:
+            return
+        item = self._item(name)
+        if item is None:
+            return
+        pm = QPixmap(THUMB * 3 // 4, THUMB)
+        pm.fill(Qt.GlobalColor.transparent)
+        scaled = QPixmap.fromImage(image).scaled(pm.size(), Qt.AspectRatioMode.KeepAspectRatio,
+                                                 Qt.TransformationMode.SmoothTransformation)
+        x, y = (pm.width() - scaled.width()) // 2, (pm.height() - scaled.height()) // 2
+        with_frame = QPainter(pm)
+        with_frame.drawPixmap(x, y, scaled)
+        with_frame.setPen(QColor(120, 120, 120))
+        with_frame.drawRect(x, y, scaled.width() - 1, scaled.height() - 1)
+        with_frame.end()
+        item.setIcon(QIcon(pm))
+
+    def _on_thumb_failed(self, req_id: int, name: str, message: str) -> None:
+        item = self._item(name) if req_id == self._req else None
+        if item is not None:
+            item.setIcon(self.style().standardIcon(self.style().StandardPixmap.SP_MessageBoxWarning))
+            item.setToolTip(message)
+            item.setText(item.text().split("\n")[0] + "\n⚠ cannot be read")
+
+    def thumbnails_done(self) -> bool:
+        return self.pool.activeThreadCount() == 0
+
+    def stop(self, timeout_ms: int = 5000) -> bool:
+        """At exit: cancel thumbnail work and wait for the pool at most `timeout_ms` (a job stops
+        after the page it is decoding); True when it is idle."""
+        self._cancel.set()
+        self.pool.clear()
+        return self.pool.waitForDone(timeout_ms)

@@ -1,0 +1,314 @@
+"""Page views of the main window: original, cleaned, translated; re-lettering as the user types.
+
+The pixels come from app.render.page.PageRenderer through app.core.rendering.render_blocks, the
+same code the exports run, so the translated view is the exported page:
+- cleaned: every block cleaned, nothing lettered (`--text none`);
+- translated: the blocks with a translation cleaned and lettered (`--text translation`).
+The first render of a page (decoding, masks, cleaning) runs on a thread-pool thread; after that
+the renderer's caches make an edit cheap (one bubble is typeset again, the page composited) and
+it runs on the GUI thread, at once. While a translation is typed in the block panel, the view
+shows it before the edit is committed.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtGui import QActionGroup, QImage, QUndoCommand
+from PySide6.QtWidgets import QToolBar
+
+from app.render.style import TextStyle
+from app.ui.common.threads import track_pool
+
+# numpy, OpenCV and the renderer load on the first render, not when the window opens
+
+MODES = ("original", "cleaned", "translated")
+MODE_LABELS = {"original": "Original", "cleaned": "Cleaned", "translated": "Translated"}
+
+
+def rgb_to_qimage(rgb) -> QImage:
+    """A deep-copied QImage (RGB888) of an (H, W, 3) uint8 array."""
+    import numpy as np
+
+    h, w = rgb.shape[:2]
+    data = np.ascontiguousarray(rgb)
+    return QImage(data.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
+
+
+def options_for(mode: str, settings=None):
+    """The render options of a view; the translation's target language (the Translation
+    settings) picks hyphenation and, for ja / zh, vertical setting."""
+    from app.core.rendering import RenderOptions
+
+    target = (getattr(settings, "translation_target", "") or "en").strip() or "en"
+    return RenderOptions(text="none" if mode == "cleaned" else "translation", lang=target, target_lang=target)
+
+
+class ProjectStyleCommand(QUndoCommand):
+    """Change the project's default lettering style (undoable)."""
+
+    def __init__(self, controller: RenderController, before: TextStyle, after: TextStyle):
+        super().__init__("change the project's text style")
+        self.controller, self.before, self.after = controller, before, after
+
+    def redo(self) -> None:
+        self.controller.set_project_style(self.after)
+
+    def undo(self) -> None:
+        self.controller.set_project_style(self.before)
+
+
+class _JobSignals(QObject):
+    done = Signal(int, object, object)  # request id, PageRenderer, RenderedPage
+    warmed = Signal(int)  # every block's clean patch is cached: the job is over
+    failed = Signal(int, str)
+
+
+class _RenderJob(QRunnable):
+    """Decode a page, build its renderer (loading the engine when needed) and render it."""
+
+    def __init__(self, signals: _JobSignals, req: int, source: str, name: str, blocks, engine_name: str,
+                 engine_cache: dict, renderer=None, settings=None):
+        super().__init__()
+        self.settings = settings
+        self.signals, self.req, self.source, self.name = signals, req, source, name
+        self.blocks, self.engine_name, self.engine_cache, self.renderer = blocks, engine_name, engine_cache, renderer
+
+    def run(self) -> None:
+        from app.core.sources import open_source
+        from app.render.inpaint import load_inpainter
+        from app.render.page import PageRenderer
+
+        try:
+            renderer = self.renderer
+            if renderer is None:
+                engine = self.engine_cache.get(self.engine_name)
+                if engine is None:
+                    engine = self.engine_cache[self.engine_name] = load_inpainter(self.engine_name)
+                with open_source(self.source) as source:
+                    image = source.load(self.name)
+                options = options_for("translated", self.settings)
+                renderer = PageRenderer(image, engine, options.lang, options.target_lang)
+            result = renderer.render(self.blocks)
+            self.signals.done.emit(self.req, renderer, result)
+            for b in self.blocks:  # warm: a translation typed into any block then shows at once
+                renderer.patch(replace(b, clean=True))
+            self.signals.warmed.emit(self.req)
+        except Exception as exc:  # noqa: BLE001 - thread boundary: report to the window
+            self.signals.failed.emit(self.req, f"{self.name}: {exc}")
+
+
+class RenderController(QObject):
+    """Owns the view mode, the current page's renderer, and the background render jobs.
+
+    Emits `rendered(page name, mode, seconds)` each time the canvas shows a new render (seconds:
+    the time taken on the GUI thread, 0 for a background render)."""
+
+    rendered = Signal(str, str, float)
+    idle = Signal()  # the background job is over (the renderer may be used on the GUI thread)
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.w = window
+        self.mode = "original"
+        self.renderer = None  # PageRenderer of `self.page_name`
+        self.page_name = ""
+        self.result = None  # the RenderedPage on the canvas
+        self._engines: dict = {}
+        self._req = 0
+        self._busy = False
+        self._again = False
+        self._preview: tuple[str, str] | None = None  # (block id, text) typed but not committed
+        self.pool = track_pool(QThreadPool(self))
+        self.pool.setObjectName("page-render")
+        self.pool.setMaxThreadCount(1)
+        self.signals = _JobSignals(self)
+        self.signals.done.connect(self._on_done)
+        self.signals.warmed.connect(self._on_warmed)
+        self.signals.failed.connect(self._on_failed)
+        self._build_actions()
+        window.page_shown.connect(lambda _name: self.refresh())
+        window.doc.page_changed.connect(self._on_page_changed)
+        window.doc.project_reset.connect(self._on_project_reset)
+        window.panel.translation_edit.textChanged.connect(self._on_translation_typed)
+
+    # --- actions --------------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        w, a = self.w, self.w.act
+        self.group = QActionGroup(w)
+        self.mode_actions = {}
+        menu = next(act.menu() for act in w.menuBar().actions() if act.text() == "&View")
+        menu.addSeparator()
+        for i, mode in enumerate(MODES, start=1):
+            act = menu.addAction(f"{MODE_LABELS[mode]} page")
+            act.setCheckable(True)
+            act.setChecked(mode == self.mode)
+            act.setShortcut(f"Alt+{i}")
+            act.setToolTip(f"Show the {MODE_LABELS[mode].lower()} page (Alt+{i}; V cycles)")
+            act.triggered.connect(lambda _=False, m=mode: self.set_mode(m))
+            self.group.addAction(act)
+            self.mode_actions[mode] = act
+        menu.addAction(a.view_mode)
+        a.view_mode.triggered.connect(self.cycle_mode)
+        toolbar = QToolBar("Page view", w)
+        toolbar.setObjectName("render_toolbar")
+        toolbar.addActions(list(self.mode_actions.values()))
+        settings_bar = w.findChild(QToolBar, "settings_toolbar")
+        if settings_bar is not None:  # on the first row, after the actions; the settings keep row two
+            w.removeToolBarBreak(settings_bar)
+            w.insertToolBar(settings_bar, toolbar)
+            w.insertToolBarBreak(settings_bar)
+        else:
+            w.addToolBar(toolbar)
+
+    def cycle_mode(self) -> None:
+        self.set_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(mode)
+        self.mode_actions[mode].setChecked(True)
+        if mode == self.mode:
+            return
+        self.mode = mode
+        view = self.w.view
+        if mode == "original":
+            view.set_overlay(self.w.settings.overlay)
+        elif view.overlay == "text":
+            view.set_overlay("boxes")  # the transcription overlay would hide the page's own text
+        self.refresh()
+
+    # --- rendering --------------------------------------------------------------------------
+    def engine_name(self) -> str:
+        return getattr(self.w.settings, "inpaint", "auto")
+
+    def blocks(self, page=None):
+        from app.core.rendering import render_blocks
+
+        page = page or self.w.doc.page(self.w.current)
+        blocks = render_blocks(page, self.w.doc.project.style, options_for(self.mode, self.w.settings))
+        if self._preview is not None and self.mode == "translated":
+            bid, text = self._preview
+            blocks = [replace(b, text=text, clean=bool(text.strip()) or b.clean) if b.id == bid else b
+                      for b in blocks]
+        return blocks
+
+    def refresh(self) -> None:
+        """Show the current page in the current mode (at once when cached, else in the background)."""
+        w = self.w
+        if self.mode == "original" or not w.current or w.doc.project is None or not w.doc.has_page(w.current):
+            self.result = None
+            w.view.show_rendered(None)
+            return
+        page = w.doc.page(w.current)
+        if page.error:
+            w.view.show_rendered(None)
+            return
+        if self.page_name != w.current:
+            self.renderer, self.page_name = None, w.current
+        blocks = self.blocks(page)
+        if self._busy:
+            self._again = True
+            return
+        if self.renderer is not None and all(self.renderer.has_patch(b) for b in blocks if b.clean):
+            t = time.perf_counter()
+            result = self.renderer.render(blocks)
+            self._show(result, time.perf_counter() - t)
+            w.status_label.setText(f"{MODE_LABELS[self.mode]} page ({self.renderer.engine.name}).")
+            return
+        self._busy = True
+        self._req += 1
+        w.status_label.setText(f"Rendering the {self.mode} page…")
+        self.pool.start(_RenderJob(self.signals, self._req, w.doc.source, w.current, blocks, self.engine_name(),
+                                   self._engines, self.renderer, w.settings))
+
+    def _on_done(self, req: int, renderer, result) -> None:
+        if req == self._req and self.page_name == self.w.current:
+            self._show(result, 0.0)
+            self.w.status_label.setText(f"{MODE_LABELS[self.mode]} page ({renderer.engine.name}).")
+            self._pending_renderer = renderer
+
+    def _on_warmed(self, req: int) -> None:
+        self._busy = False
+        renderer = getattr(self, "_pending_renderer", None)
+        self._pending_renderer = None
+        if req == self._req and renderer is not None and renderer is not self.renderer \
+                and self.page_name == self.w.current:
+            self.renderer = renderer
+        self.idle.emit()
+        if self._again:
+            self._again = False
+            self.refresh()
+
+    def _on_failed(self, req: int, message: str) -> None:
+        self._busy = False
+        self.w.show_notice("error", f"Rendering failed: {message}")
+        self.set_mode("original")
+
+    def _show(self, result, seconds: float) -> None:
+        if self.mode == "original":
+            return
+        self.result = result
+        image = result.cleaned if self.mode == "cleaned" else result.final
+        self.w.view.show_rendered(rgb_to_qimage(image))
+        self.rendered.emit(self.page_name, self.mode, seconds)
+
+    def _on_page_changed(self, name: str) -> None:
+        if name == self.w.current and self.mode != "original":
+            self._preview = None
+            self.refresh()
+
+    def _on_project_reset(self) -> None:
+        self.renderer, self.page_name, self.result, self._preview = None, "", None, None
+        self.w.view.show_rendered(None)
+
+    def _on_translation_typed(self) -> None:
+        panel = self.w.panel
+        if self.mode != "translated" or not panel.current_id or panel._syncing:
+            return
+        self._preview = (panel.current_id, panel.translation_edit.toPlainText())
+        self.refresh()
+
+    # --- styles ------------------------------------------------------------------------------
+    def set_project_style(self, style: TextStyle) -> None:
+        """Called by ProjectStyleCommand: the project's default changed."""
+        if self.w.doc.project is None:
+            return
+        self.w.doc.set_style(style)
+        self.style_changed()
+
+    def style_changed(self) -> None:
+        if self.mode != "original":
+            self.refresh()
+        editor = getattr(self.w, "style_editor", None)
+        if editor is not None:
+            editor.show_selection()
+
+    def push_project_style(self, style: TextStyle) -> None:
+        project = self.w.doc.project
+        if project is not None and style != project.style:
+            self.w.undo_stack.push(ProjectStyleCommand(self, project.style, style))
+
+    def layer_of(self, block_id: str):
+        """The current render's text layer of a block (None when not lettered or not rendered)."""
+        if self.result is None:
+            return None
+        return next((layer for b, layer in self.result.layers if b.id == block_id), None)
+
+    def shutdown(self, timeout_ms: int = 30000) -> bool:
+        """At exit: drop queued renders and wait for the running one at most `timeout_ms`."""
+        self.pool.clear()
+        return self.pool.waitForDone(timeout_ms)
+
+
+def wait_rendered(controller: RenderController, timeout: float = 30.0) -> None:
+    """Block (processing events) until no render job runs: for tests and benchmarks."""
+    from PySide6.QtWidgets import QApplication
+
+    end = time.monotonic() + timeout
+    while (controller._busy or controller.pool.activeThreadCount()) and time.monotonic() < end:
+        QApplication.processEvents()
+        threading.Event().wait(0.01)
+    QApplication.processEvents()

@@ -1,0 +1,227 @@
+"""Menus, toolbar and shortcuts of the main window (built once, wired to its methods)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
+
+from app.core.settings import PATCH_BUDGETS
+from app.ui.common import icons
+from app.ui.common.log_bridge import open_log_folder
+from app.ui.reading.device_status import fill_device_combos
+
+# (action name, label, shortcut) for the help dialog and the menus
+SHORTCUTS = [
+    ("open_folder", "Open folder…", "Ctrl+O"),
+    ("open_archive", "Open archive or .mokuro…", "Ctrl+Shift+O"),
+    ("save", "Save project", "Ctrl+S"),
+    ("next_page", "Next page", "PgDown"),
+    ("prev_page", "Previous page", "PgUp"),
+    ("run_page", "Detect + read this page", "Ctrl+R"),
+    ("run_all", "Detect + read all pages", "Ctrl+Shift+R"),
+    ("cancel", "Cancel the running job", "Esc"),
+    ("draw", "Draw a box (read it at once)", "B"),
+    ("next_block", "Next block", "Tab"),
+    ("prev_block", "Previous block", "Shift+Tab"),
+    ("edit_inline", "Edit the block's text on the page", "F2"),
+    ("reread", "Re-read the selected blocks", "Ctrl+Shift+E"),
+    ("delete", "Delete the selected blocks", "Del"),
+    ("merge", "Merge the selected blocks", "Ctrl+M"),
+    ("undo", "Undo", "Ctrl+Z"),
+    ("redo", "Redo", "Ctrl+Shift+Z"),
+    ("zoom_in", "Zoom in", "Ctrl++"),
+    ("zoom_out", "Zoom out", "Ctrl+-"),
+    ("fit_page", "Fit page", "Ctrl+0"),
+    ("fit_width", "Fit width", "Ctrl+9"),
+    ("actual_size", "100%", "Ctrl+1"),
+    ("toggle_overlay", "Cycle overlay: text / boxes / none", "T"),
+    ("view_mode", "Cycle page view: original / cleaned / translated (Alt+1/2/3)", "V"),
+    ("mask_brush", "Mask brush: paint text to clean (right button or Shift erases)", "M"),
+    ("help", "Keyboard shortcuts", "F1"),
+]
+# Keys without a modifier act only while the page (canvas) has the focus: typed into anything
+# else, they are text, never a command (issue 14: typing switched the overlay).
+CANVAS_KEYS = ("draw", "toggle_overlay", "view_mode", "mask_brush")
+# Need an open volume: disabled (greyed) while nothing is open.
+NEEDS_PROJECT = ("save", "next_page", "prev_page", "run_page", "run_all", "draw", "next_block", "prev_block",
+                 "edit_inline", "reread", "delete", "merge", "zoom_in", "zoom_out", "fit_page", "fit_width",
+                 "actual_size")
+
+
+def build(w) -> SimpleNamespace:
+    """Create actions, menus and the toolbar of MainWindow `w`; returns the actions by name."""
+    a = _make_actions(w)
+    _connect_actions(w, a)
+    mb = w.menuBar()
+    _file_menu(w, a, mb)
+    _edit_menu(a, mb)
+    _view_menu(w, a, mb)
+    _run_models_help_menus(w, a, mb)
+    _toolbars(w, a)
+    return a
+
+
+def _make_actions(w) -> SimpleNamespace:
+    """The actions of SHORTCUTS, with their keys; the canvas-only keys act on the page only."""
+    a = SimpleNamespace()
+    for name, label, keys in SHORTCUTS:
+        act = QAction(label, w)
+        act.setShortcut(QKeySequence(keys))
+        if name in CANVAS_KEYS:
+            act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            w.view.addAction(act)
+        setattr(a, name, act)
+    refresh_icons(w, a)
+    a.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+    a.zoom_in.setShortcuts([QKeySequence("Ctrl++"), QKeySequence("Ctrl+=")])
+    a.draw.setCheckable(True)
+    a.draw.setText("Draw box")
+    a.run_page.setText("Read page")
+    a.run_all.setText("Read all")
+    a.cancel.setEnabled(False)
+    return a
+
+
+def _connect_actions(w, a: SimpleNamespace) -> None:
+    """Each action to the window's `action_<name>`; undo / redo to the undo stack."""
+    for name in ("open_folder", "open_archive", "save", "next_page", "prev_page", "run_page", "run_all",
+                 "cancel", "next_block", "prev_block", "edit_inline", "reread", "delete", "merge",
+                 "zoom_in", "zoom_out", "fit_page", "fit_width", "actual_size", "toggle_overlay", "help"):
+        getattr(a, name).triggered.connect(getattr(w, f"action_{name}"))
+    a.draw.toggled.connect(w.action_draw)
+    a.undo.triggered.connect(w.undo_stack.undo)
+    a.redo.triggered.connect(w.undo_stack.redo)
+    w.undo_stack.canUndoChanged.connect(a.undo.setEnabled)
+    w.undo_stack.canRedoChanged.connect(a.redo.setEnabled)
+    w.undo_stack.undoTextChanged.connect(lambda t: a.undo.setText(f"Undo {t}".strip()))
+    w.undo_stack.redoTextChanged.connect(lambda t: a.redo.setText(f"Redo {t}".strip()))
+    a.undo.setEnabled(False)
+    a.redo.setEnabled(False)
+
+
+def _file_menu(w, a: SimpleNamespace, mb) -> None:
+    m = mb.addMenu("&File")
+    m.addActions([a.open_folder, a.open_archive])
+    w.recent_menu = m.addMenu("Open &recent")
+    m.addSeparator()
+    m.addAction(a.save)
+    ex = w.export_menu = m.addMenu("&Export")
+    for label, fmt, scope, tr in (("Page as JSON…", "json", "page", False), ("Page as TXT…", "txt", "page", False),
+                                  ("Volume as JSON…", "json", "volume", False),
+                                  ("Volume as TXT…", "txt", "volume", False),
+                                  ("Volume as TXT with translations…", "txt", "volume", True)):
+        ex.addAction(label, lambda f=fmt, s=scope, t=tr: w.action_export(f, s, t))
+    im = m.addMenu("&Import TXT")
+    im.addAction("Transcriptions from TXT…", lambda: w.action_import_txt("text"))
+    im.addAction("Translations from TXT…", lambda: w.action_import_txt("translation"))
+    a.project_menus = [ex, im]
+    m.addSeparator()
+    m.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
+
+
+def _edit_menu(a: SimpleNamespace, mb) -> None:
+    m = mb.addMenu("&Edit")
+    m.addActions([a.undo, a.redo])
+    m.addSeparator()
+    m.addActions([a.edit_inline, a.reread, a.delete, a.merge])
+    m.addSeparator()
+    m.addActions([a.next_block, a.prev_block])
+
+
+def _view_menu(w, a: SimpleNamespace, mb) -> None:
+    m = mb.addMenu("&View")
+    group = QActionGroup(w)
+    a.overlay_actions = {}
+    for key, label in (("text", "Boxes and text"), ("boxes", "Boxes only"), ("none", "Page only")):
+        act = m.addAction(label)
+        act.setCheckable(True)
+        act.setChecked(w.settings.overlay == key)
+        act.triggered.connect(lambda _=False, k=key: w.set_overlay(k))
+        group.addAction(act)
+        a.overlay_actions[key] = act
+    m.addAction(a.toggle_overlay)
+    a.show_translation = m.addAction("Show translations on the page")
+    a.show_translation.setCheckable(True)
+    a.show_translation.setChecked(w.settings.overlay_source == "translation")
+    a.show_translation.toggled.connect(w.set_overlay_source)
+    m.addSeparator()
+    m.addActions([a.zoom_in, a.zoom_out, a.fit_page, a.fit_width, a.actual_size])
+    m.addSeparator()
+    m.addActions([a.next_page, a.prev_page])
+
+
+def _run_models_help_menus(w, a: SimpleNamespace, mb) -> None:
+    m = mb.addMenu("&Run")
+    m.addActions([a.run_page, a.run_all, a.cancel, a.draw])
+
+    m = mb.addMenu("&Models")
+    m.addAction("Model manager…", w.action_model_manager)
+    m.addAction("Choose OCR model folder…", w.action_choose_model_folder)
+    m.addAction("Choose detector file…", w.action_choose_detector)
+
+    m = mb.addMenu("&Help")
+    m.addAction(a.help)
+    a.open_demo = m.addAction("Open the demo pages", w.action_open_demo)
+    a.open_demo.setToolTip("Synthetic sample pages, read by small demo models that come with the app")
+    m.addSeparator()
+    a.open_log_folder = m.addAction("Open log folder", open_log_folder)
+    m.addAction("About Hayai Desktop", w.action_about)
+
+
+def _toolbars(w, a: SimpleNamespace) -> None:
+    """The main toolbar (actions) and, on a row of its own, the reading settings' boxes."""
+    tb = QToolBar("Main", w)
+    tb.setObjectName("main_toolbar")
+    w.addToolBar(tb)
+    tb.addActions([a.open_folder, a.save])
+    tb.addSeparator()
+    tb.addActions([a.prev_page, a.next_page])
+    tb.addSeparator()
+    tb.addActions([a.run_page, a.run_all, a.cancel, a.draw])
+    tb.addSeparator()
+    a.patches = QComboBox()
+    a.patches.setToolTip("Patch budget: more patches read small text better, but slower")
+    for p in PATCH_BUDGETS:
+        a.patches.addItem(f"{p} patches", p)
+    a.patches.addItem("Custom…", -1)
+    a.device = QComboBox()
+    a.precision = QComboBox()
+    fill_device_combos(a.device, a.precision)
+    a.model = QComboBox()
+    a.model.setToolTip("OCR model")
+    a.model.setMinimumContentsLength(14)
+    a.detector = QComboBox()
+    a.detector.setToolTip("Text / bubble detector")
+    a.detector.setMinimumContentsLength(14)
+    a.order = QComboBox()
+    a.order.setToolTip("Reading order of new detections")
+    a.order.addItem("Right to left", "rtl")
+    a.order.addItem("Left to right", "ltr")
+    # the reading settings get a row of their own: beside the actions they overflowed a 1280 px
+    # screen and hid the detector, the reading order and the page-view toggle behind "»"
+    settings_tb = QToolBar("Reading settings", w)
+    settings_tb.setObjectName("settings_toolbar")
+    w.addToolBarBreak()
+    w.addToolBar(settings_tb)
+    for label, combo in (("Budget", a.patches), ("Device", a.device), ("Precision", a.precision), ("OCR", a.model),
+                         ("Detector", a.detector), ("Order", a.order)):
+        settings_tb.addWidget(QLabel(f" {label} "))
+        settings_tb.addWidget(combo)
+
+
+def refresh_icons(w, a: SimpleNamespace | None = None) -> None:
+    """(Re)paint the toolbar icons in the window's current palette (light or dark)."""
+    a = a or w.act
+    for name in icons.ICON_NAMES:
+        getattr(a, name).setIcon(icons.icon(name, w.palette()))
+
+
+def update_enabled(w) -> None:
+    """Grey out what needs an open volume while none is open."""
+    has_project = w.doc.project is not None
+    for name in NEEDS_PROJECT:
+        getattr(w.act, name).setEnabled(has_project)
+    for menu in w.act.project_menus:
+        menu.setEnabled(has_project)

@@ -1,0 +1,54 @@
+"""The demo from inside the app: Help > Open the demo pages switches the window to the sample
+pages and the demo models with the demo's own settings file (as `hayai-desktop --demo` does);
+opening any other volume switches back to the user's own settings. The user's settings file is
+never written by the demo."""
+from __future__ import annotations
+
+from argparse import Namespace
+from pathlib import Path
+
+from app.ui.shell.startup import demo_paths, startup_settings
+
+
+def samples_folder() -> Path | None:
+    return demo_paths()[0]
+
+
+def open_demo(w, open_path) -> bool:
+    """Open the sample pages with the demo models, `open_path(w, path)` (the session's) opening
+    them; False when they are not installed or the user kept the open volume (unsaved changes,
+    Cancel)."""
+    try:
+        settings, settings_file, path = startup_settings(Namespace(demo=True))
+    except FileNotFoundError as exc:
+        w.show_notice("error", f"The demo is not in this installation: {exc}")
+        return False
+    keep = None if w.demo else (w.settings, w.settings_path)
+    _switch(w, settings, settings_file, demo=True)
+    if not open_path(w, path):
+        if keep is not None:
+            _switch(w, *keep, demo=False)
+        return False
+    if keep is not None:
+        w.user_settings = keep
+    return True
+
+
+def leave_for(w, path) -> None:
+    """Called as volume `path` opens: back to the user's settings unless it is the demo's."""
+    samples = samples_folder()
+    if not w.demo or (samples is not None and Path(path).resolve() == samples.resolve()):
+        return
+    from app.core.settings import load_settings
+
+    settings, settings_file = w.user_settings or (load_settings(), None)
+    _switch(w, settings, settings_file, demo=False)
+
+
+def _switch(w, settings, settings_file, demo: bool) -> None:
+    w.settings, w.settings_path, w.demo = settings, settings_file, demo
+    w.sync_toolbar()
+    w.act.overlay_actions[settings.overlay].setChecked(True)
+    w.view.set_overlay(settings.overlay, settings.overlay_source)
+    w.configure_worker()
+    w.update_model_banner()

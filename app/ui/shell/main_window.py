@@ -1,0 +1,424 @@
+"""The main window: page list, canvas, block panel, toolbar, worker, undo history.
+
+Document changes go through undo commands (app.ui.editor.undo) over pure page edits
+(app.core.edits); detection and OCR go through the worker (app.ui.reading.worker) which runs
+app.core.pipeline; files go through app.ui.shell.session (project_io / export).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QImage, QUndoStack
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core import edits
+from app.core.settings import AppSettings
+from app.ui.common import error_text, log_bridge
+from app.ui.common.dialogs import NoticeBar, Questions
+from app.ui.common.screens import install_dialog_fitter, place_window, scrollable_docks
+from app.ui.common.threads import track_pool
+from app.ui.common.widgets import ElidedLabel, breakable
+from app.ui.editor.block_panel import BlockPanel
+from app.ui.editor.canvas import PageView
+from app.ui.editor.document_model import DocumentModel
+from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
+from app.ui.editor.page_list import PageList
+from app.ui.editor.undo import push_edit
+from app.ui.editor.undo_keys import UndoKeyRouter
+from app.ui.reading.device_status import DeviceStatusMixin
+from app.ui.reading.run_control import RunMixin
+from app.ui.reading.run_stats import RunStats
+from app.ui.reading.worker import ReadingHost, WorkerConfig
+from app.ui.render import controller as render_ui
+from app.ui.shell import actions, session
+from app.ui.shell.preferences import SettingsWriter
+from app.ui.shell.reader_export import ReaderExporter
+from app.ui.shell.window_actions import ActionsMixin
+
+
+class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
+    """Emits `run_finished(status)` when a detection/OCR run ends (tests, smoke test)."""
+
+    run_finished = Signal(str)  # done | cancelled | failed
+    page_shown = Signal(str)  # the page whose image is on the canvas
+
+    def __init__(self, settings: AppSettings | None = None, settings_path=None):
+        super().__init__()
+        self._init_state(settings, settings_path)
+        self._build_page_area()
+        self._build_status_bar()
+        self.act = actions.build(self)
+        actions.update_enabled(self)
+        self.doc.project_reset.connect(lambda: actions.update_enabled(self))
+        self._load_toolbar_from_settings()
+        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
+        self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
+        self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
+        self._start_reading_worker()
+        from app.ui.translate.control import TranslationControl
+
+        self.translation = TranslationControl(self)
+        self._connect_editing()
+        session.refresh_recent_menu(self)
+        scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
+        place_window(self)  # run_gui restores the last geometry over this
+        install_dialog_fitter()
+        self.update_model_banner()
+
+    def _init_state(self, settings: AppSettings | None, settings_path) -> None:
+        """Settings, the document, the undo history, the page-image pool, run bookkeeping."""
+        from PySide6.QtCore import QThreadPool
+
+        self.settings = settings or AppSettings()
+        self.settings_path = settings_path
+        self.settings_writer = SettingsWriter(self)
+        self.settings_writer.failed.connect(lambda message: self.show_notice("warning", message))
+        self.questions = Questions()
+        self.demo = False
+        self.user_settings = None  # (settings, file) to return to when the demo opened from the menu
+        self.pipeline_overrides: dict = {}  # other PipelineSettings values (tests, benchmarks)
+        self.doc = DocumentModel(self)
+        self.undo_stack = QUndoStack(self)
+        self.current = ""  # name of the page shown
+        self._images: dict[str, QImage] = {}  # small cache of decoded pages
+        self._image_req = 0
+        self._image_pool = track_pool(QThreadPool(self))
+        self._image_pool.setObjectName("page-images")
+        self._image_pool.setMaxThreadCount(1)
+        self._image_signals = ImageJobSignals(self)
+        self._image_signals.loaded.connect(self._on_image_loaded)
+        self._image_signals.failed.connect(self._on_image_failed)
+        self._run_id = 0
+        self._run_started = 0.0
+        self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.reading.run_stats)
+        self._restored_unsaved = False
+        self._closing = False
+        self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
+        self.stopped_cleanly = True  # False when shutdown() left work running
+        self.last_error = ""
+
+    def _build_page_area(self) -> None:
+        """The canvas under the two notice bars, the Pages and Blocks docks."""
+        self.setWindowTitle("Hayai Desktop")
+        self.setAcceptDrops(True)
+        self.view = PageView()
+        self.banner = NoticeBar()  # model / demo banner
+        self.notice = NoticeBar()  # errors, re-read offers
+        central = QWidget()
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.banner)
+        lay.addWidget(self.notice)
+        lay.addWidget(self.view, 1)
+        self.setCentralWidget(central)
+        self.page_list = PageList()
+        self.panel = BlockPanel()
+        for title, widget, area, name in (("Pages", self.page_list, Qt.DockWidgetArea.LeftDockWidgetArea, "pages"),
+                                          ("Blocks", self.panel, Qt.DockWidgetArea.RightDockWidgetArea, "blocks")):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"dock_{name}")
+            dock.setWidget(widget)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+            self.addDockWidget(area, dock)
+        self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
+                         [210, 340], Qt.Orientation.Horizontal)
+
+    def _build_status_bar(self) -> None:
+        self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.hide()
+        self.device_label = QLabel("Models not loaded")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.warning_button = log_bridge.install(self)  # the app's warnings, from any thread
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.device_label)
+
+    def _start_reading_worker(self) -> None:
+        """The detection/OCR worker's host, its results to the run handlers, its configuration."""
+        self.host = ReadingHost(self)
+        w = self.host.worker
+        w.models_loading.connect(self._on_models_loading)
+        self.connect_device_signals()
+        w.page_read.connect(self._on_page_read)
+        w.region_read.connect(self._on_region_read)
+        w.blocks_read.connect(self._on_blocks_read)
+        w.progressed.connect(self._on_progress)
+        w.failed.connect(self._on_failed)
+        self.host.request_finished.connect(self._on_finished)
+        self.configure_worker()
+
+    def _connect_editing(self) -> None:
+        """Undo keys in the editors; the canvas, the block panel and the page list to the edits."""
+        self.undo_keys = UndoKeyRouter(self)  # Ctrl+Z reaches the project's history from the editors too
+        for editor in (self.panel.text_edit, self.panel.translation_edit):
+            self.undo_keys.watch(editor, self.panel.typing)
+        self.undo_keys.watch(self.view, self.view.inline_edit_pending)
+        self.doc.page_changed.connect(self._on_page_changed)
+        self.doc.page_revealed.connect(self.show_page)
+        self.page_list.page_activated.connect(self.show_page)
+        self.view.block_selected.connect(self._on_canvas_selection)
+        self.view.box_drawn.connect(self._on_box_drawn)
+        self.view.block_moved.connect(self._on_block_moved)
+        self.view.text_edited.connect(lambda bid, t: self._edit_text(bid, t, self.view.overlay_source))
+        self.view.reread_requested.connect(lambda bid: self.reread([bid]))
+        self.view.delete_requested.connect(self.action_delete)
+        self.view.merge_requested.connect(self.action_merge)
+        self.panel.block_selected.connect(lambda bid: self.view.select_block(bid) if bid else None)
+        self.panel.blocks_selected.connect(self._on_panel_multi_selection)
+        self.panel.text_edited.connect(lambda bid, t: self._edit_text(bid, t, "text"))
+        self.panel.translation_edited.connect(lambda bid, t: self._edit_text(bid, t, "translation"))
+        self.panel.restore_requested.connect(self._restore_text)
+        self.panel.reorder_requested.connect(self._reorder)
+        self.autosave_timer = QTimer(self, singleShot=True, interval=1500, timeout=self.autosave)
+        self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
+        self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
+
+    # --- settings and toolbar -------------------------------------------------------------------
+    def _load_toolbar_from_settings(self) -> None:
+        a = self.act
+        self.sync_toolbar()
+        a.patches.activated.connect(self._on_patches_chosen)
+        for combo in (a.device, a.precision, a.order):
+            combo.activated.connect(lambda _i: self._settings_from_toolbar())
+        a.model.activated.connect(lambda _i: session.on_model_combo(self))
+        a.detector.activated.connect(lambda _i: session.on_detector_combo(self))
+
+    def sync_toolbar(self) -> None:
+        """Show the current settings in the toolbar's boxes (after a change of settings)."""
+        s, a = self.settings, self.act
+        budgets = [a.patches.itemData(i) for i in range(a.patches.count())]
+        if s.patches not in budgets:
+            a.patches.insertItem(a.patches.count() - 1, f"{s.patches} patches", s.patches)
+        a.patches.setCurrentIndex(a.patches.findData(s.patches))
+        a.device.setCurrentIndex(max(0, a.device.findData(s.device)))
+        a.precision.setCurrentIndex(max(0, a.precision.findData(s.precision)))
+        a.order.setCurrentIndex(max(0, a.order.findData(s.order)))
+        session.fill_model_combos(self)
+
+    def _on_patches_chosen(self, _index: int) -> None:
+        a = self.act
+        if a.patches.currentData() == -1:
+            value, ok = QInputDialog.getInt(self, "Patch budget", "Patches per crop (16 to 4096):",
+                                            self.settings.patches, 16, 4096, 16)
+            if ok:
+                if a.patches.findData(value) < 0:
+                    a.patches.insertItem(a.patches.count() - 1, f"{value} patches", value)
+            else:
+                value = self.settings.patches
+            a.patches.setCurrentIndex(a.patches.findData(value))
+        self._settings_from_toolbar()
+
+    def _settings_from_toolbar(self) -> None:
+        a = self.act
+        self.update_settings(patches=int(a.patches.currentData()), device=a.device.currentData(),
+                             precision=a.precision.currentData(), order=a.order.currentData())
+
+    def update_settings(self, **changes) -> None:
+        """Change settings, store them (off the GUI thread), and reconfigure the worker."""
+        self.settings = replace(self.settings, **changes).validated()
+        self.settings_writer.save(self.settings, self.settings_path)
+        self.configure_worker()
+
+    def configure_worker(self) -> None:
+        s = self.settings
+        self.host.configure(WorkerConfig(model=s.model, detector=s.detector, device=s.device,
+                                         precision=s.precision, patches=s.patches, order=s.order,
+                                         overrides=dict(self.pipeline_overrides)))
+
+    def update_model_banner(self) -> None:
+        session.update_model_banner(self)
+
+    # --- pages ----------------------------------------------------------------------------------
+    def show_page(self, name: str) -> None:
+        """Show page `name`: its blocks at once, its image when decoded (off the GUI thread)."""
+        if not self.doc.has_page(name):
+            return
+        if name != self.current:
+            self.panel.flush()
+            self.view.cancel_inline_edit()
+            self.notice.dismiss() if self.notice.kind == "reread" else None
+        self.current = name
+        page = self.doc.page(name)
+        self.page_list.select_page(name)
+        image = self._images.get(name)
+        self.view.set_image(image)
+        self.view.show_page(page)
+        self.panel.set_page(page)
+        if image is None:
+            self._image_req += 1
+            self._image_pool.start(ImageJob(self._image_signals, self._image_req, self.doc.source, [name]))
+        else:
+            self.page_shown.emit(name)
+        self._update_title()
+
+    def _on_image_loaded(self, req_id: int, name: str, image: QImage, w: int, h: int) -> None:
+        self._images[name] = image
+        while len(self._images) > 4:
+            self._images.pop(next(iter(self._images)))
+        if self.doc.has_page(name) and (self.doc.page(name).width, self.doc.page(name).height) != (w, h):
+            self.doc.set_page_size(name, w, h)
+        if name == self.current and req_id == self._image_req:
+            self.view.set_image(image)
+            self.view.show_page(self.doc.page(name))
+            self.page_shown.emit(name)
+
+    def _on_image_failed(self, req_id: int, name: str, message: str) -> None:
+        if name == self.current:
+            self.show_notice("error", message)
+
+    def _step_page(self, step: int) -> None:
+        names = self.doc.page_names()
+        if not names:
+            return
+        i = names.index(self.current) if self.current in names else 0
+        self.show_page(names[max(0, min(len(names) - 1, i + step))])
+
+    def _on_page_changed(self, name: str) -> None:
+        page = self.doc.page(name)
+        self.page_list.update_page(page)
+        if name == self.current:
+            self.view.show_page(page)
+            self.panel.set_page(page)
+            if page.error:
+                self.show_notice("error", f"{page.name}: {page.error}")
+
+    # --- selection --------------------------------------------------------------------------------
+    def _on_canvas_selection(self, block_id: str) -> None:
+        self.panel.select_block(block_id)
+
+    def _on_panel_multi_selection(self, ids: list) -> None:
+        if len(ids) > 1:
+            self.view.select_block(ids[0])
+            for bid in ids[1:]:
+                item = self.view.block_item(bid)
+                if item:
+                    item.setSelected(True)
+
+    def selected_ids(self) -> list[str]:
+        ids = self.view.selected_ids() or self.panel.selected_ids()
+        return ids or ([self.panel.current_id] if self.panel.current_id else [])
+
+    def _step_block(self, step: int) -> None:
+        if not self.current:
+            return
+        blocks = self.doc.page(self.current).blocks
+        if not blocks:
+            return
+        ids = [b.id for b in blocks]
+        cur = self.panel.current_id
+        i = (ids.index(cur) + step) % len(ids) if cur in ids else (0 if step > 0 else len(ids) - 1)
+        self.view.select_block(ids[i])
+        self.panel.select_block(ids[i])
+
+    # --- edits (all undoable) -------------------------------------------------------------------
+    def edit(self, edit, text: str, merge_key=None, page: str | None = None) -> bool:
+        page = page or self.current
+        if not page or not self.doc.has_page(page):
+            return False
+        return push_edit(self.undo_stack, self.doc, page, edit, text, merge_key)
+
+    def _edit_text(self, block_id: str, text: str, field: str) -> None:
+        if field == "translation":
+            self.edit(lambda p: edits.set_translation(p, block_id, text), "edit translation",
+                      ("translation", self.current, block_id))
+        else:
+            self.edit(lambda p: edits.set_text(p, block_id, text), "edit text", ("text", self.current, block_id))
+
+    def _restore_text(self, block_id: str) -> None:
+        self.edit(lambda p: edits.restore_text(p, block_id), "restore model text")
+
+    def _reorder(self, ids: list) -> None:
+        self.edit(lambda p: edits.reorder(p, ids), "renumber blocks")
+
+    def _on_block_moved(self, block_id: str, box) -> None:
+        name = self.current
+        if self.edit(lambda p: edits.set_box(p, block_id, box), "move block"):
+            order = self.doc.page(name).block(block_id).order
+            self.show_notice("reread", f"Block {order} changed shape. Read it again from the page?",
+                             [("Re-read block", lambda: (self.notice.dismiss(), self.reread([block_id], name)))])
+
+    def show_notice(self, kind: str, message: str, buttons=()) -> None:
+        """Show a message over the page; an error that names a terminal command to fetch a model
+        offers the model manager on that model instead (app.ui.common.error_text)."""
+        from html import escape
+
+        if kind == "error":
+            message, model = error_text.for_gui(message)
+            if not buttons and (model or error_text.mentions_manager(message)):
+                buttons = [("Open the model manager", lambda: session.open_model_manager(self, select=model))]
+        self.notice.show_message("warning" if kind == "reread" else kind, escape(breakable(message)), buttons)
+        self.notice.kind = kind
+
+    # --- saving, autosave, closing --------------------------------------------------------------
+    def is_dirty(self) -> bool:
+        return self.doc.project is not None and (not self.undo_stack.isClean() or self._restored_unsaved)
+
+    def _on_history_changed(self) -> None:
+        if self._closing:
+            return
+        self._update_title()
+        if self.is_dirty():
+            self.autosave_timer.start()
+
+    def autosave(self) -> None:
+        session.autosave(self)
+
+    def _update_title(self) -> None:
+        src = self.doc.source
+        name = src.rsplit("/", 1)[-1] if src else ""
+        page = f" — {self.current}" if self.current else ""
+        star = "*" if self.is_dirty() else ""
+        self.setWindowTitle(f"{star}{name}{page} — Hayai Desktop" if name else "Hayai Desktop")
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            session.open_path(self, paths[0])
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "act"):
+            actions.refresh_icons(self)  # a light/dark switch: icons in the new text colour
+        super().changeEvent(event)
+
+    def closeEvent(self, event) -> None:
+        if not session.confirm_close(self):
+            event.ignore()
+            return
+        self.hide()  # gone at once; the wait for background work below is bounded
+        self.shutdown()
+        event.accept()
+
+    def shutdown(self) -> bool:
+        """At exit: stop all background work (cancel, quit, waits bounded by `stop_timeout_ms`);
+        True when everything stopped. What did not (a step that cannot be interrupted) is logged,
+        and `run_gui` then ends the process without waiting for it. Safe to call twice."""
+        from app.ui.common.threads import stop_all
+        from app.ui.shell.preferences import save_geometry
+
+        self._closing = True
+        self.log_bridge.close()
+        self.autosave_timer.stop()
+        self._image_pool.clear()
+        self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.host.stop,
+                                        self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
+                                        self.reader_exporter.stop,
+                                        self.settings_writer.flush)
+        save_geometry(self)
+        return self.stopped_cleanly
