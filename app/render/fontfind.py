@@ -101,19 +101,6 @@ def default_role(cjk: bool) -> str:
     return "cjk" if cjk else "comic"
 
 
-CJK_TARGETS = ("ja", "zh", "ko")
-
-
-def wants_cjk_face(text: str, target_lang: str | None = None) -> bool:
-    """The default face for this text is Noto Sans CJK rather than Comic Neue: a Japanese,
-    Chinese or Korean target, or text that is mostly CJK or has any Hangul (Comic Neue has
-    neither)."""
-    from app.render.layout import has_hangul, is_cjk_text
-
-    if target_lang and target_lang.split("-")[0].split("_")[0].lower() in CJK_TARGETS:
-        return True
-    return is_cjk_text(text) or has_hangul(text)
-
 
 def resolve_font(name: str, cjk: bool = False) -> Path:
     """The font file for a style's `font` value (see the module doc). `cjk` picks the default

@@ -95,6 +95,18 @@ def has_hangul(text: str) -> bool:
     return bool(_HANGUL.search(text))
 
 
+CJK_TARGETS = ("ja", "zh", "ko")
+
+
+def wants_cjk_face(text: str, target_lang: str | None = None) -> bool:
+    """The default face for this text is Noto Sans CJK rather than Comic Neue: a Japanese,
+    Chinese or Korean target, or text that is mostly CJK or has any Hangul (Comic Neue has
+    neither)."""
+    if target_lang and target_lang.split("-")[0].split("_")[0].lower() in CJK_TARGETS:
+        return True
+    return is_cjk_text(text) or has_hangul(text)
+
+
 def wants_vertical(text: str, direction: str, target_lang: str | None = None) -> bool:
     if direction == "vertical":
         return True

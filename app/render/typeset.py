@@ -18,9 +18,9 @@ import cv2
 import numpy as np
 
 from app.render.draw import render_rgba
-from app.render.fontfind import resolve_font, wants_cjk_face
+from app.render.fontfind import resolve_font
 from app.render.glyphs import FontChain
-from app.render.layout import Layout, layout_text, wants_vertical
+from app.render.layout import Layout, layout_text, wants_cjk_face, wants_vertical
 from app.render.masks import BlockMask, erode, polygon_region, window
 from app.render.style import TextStyle
 
