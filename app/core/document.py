@@ -76,6 +76,8 @@ class Page:
     blocks: tuple[Block, ...] = ()
     processed: bool = False  # detection + OCR has run on this page
     error: str | None = None  # why the page could not be read, if it could not
+    sizes: str | None = None  # how its bubbles' sizes are harmonised (SIZE_MODES); None: as the project
+    order_by_hand: bool = False  # the user renumbered the blocks: reading the page again keeps their order
     extra: dict | None = field(default=None, compare=False, repr=False)  # unknown keys, kept (Block.extra)
 
     @property
@@ -100,10 +102,20 @@ class Project:
     version: int = 1
     style: TextStyle = field(default_factory=TextStyle)  # the project's lettering style
     glossary: list[GlossaryEntry] = field(default_factory=list)  # the project's own terms
+    # Identity for readers of the .mokuro export (app.core.mokuro): the series' UUID, random once
+    # and kept; the volume's UUID only when the volume came from a .mokuro file ("" = derived
+    # from the series' UUID and the volume's name), so that a reader keeps its progress.
+    series_uuid: str = ""
+    volume_uuid: str = ""
     # top-level keys this build does not know, per file format they came from (written back to it)
     extra: dict[str, dict] = field(default_factory=dict, compare=False, repr=False)
     # why this project must not be written over (a file of a newer major version), else None
     read_only: str | None = field(default=None, compare=False)
+    sizes: str = "each"  # the pages' size harmonisation (app.render.page.SIZE_MODES) unless a page says
+
+    def page_sizes(self, page: Page) -> str:
+        """The size harmonisation a page is lettered with: its own, else the project's."""
+        return page.sizes or self.sizes
 
     def page_index(self, name: str) -> int:
         for i, p in enumerate(self.pages):

@@ -167,7 +167,30 @@ def reorder(page: Page, block_ids) -> Page:
     if sorted(ids) != sorted(b.id for b in page.blocks):
         raise KeyError(f"reorder of page {page.name!r} must list each block once")
     by_id = {b.id: b for b in page.blocks}
-    return page.with_blocks([by_id[i] for i in ids])
+    return replace(page.with_blocks([by_id[i] for i in ids]), order_by_hand=True)
+
+
+HAND_ORDER_IOU = 0.5  # a block read again is the same block when its box overlaps the old one this much
+
+
+def read_again(old: Page, new: Page) -> Page:
+    """The page `new` as the pipeline read it again, where `old` is the page as it was. When the
+    user renumbered `old`'s blocks by hand (`order_by_hand`), the new blocks keep that order: each
+    new block that matches an old one (IoU >= HAND_ORDER_IOU) takes its place, the others keep
+    their place after the matched block that precedes them in the computed order."""
+    if not old.order_by_hand or not old.blocks or not new.blocks:
+        return new
+    from app.core.evaluation import match_boxes
+
+    pairs = dict((ni, oi) for oi, ni in match_boxes([b.box for b in old.blocks], [b.box for b in new.blocks],
+                                                    HAND_ORDER_IOU))
+    rank: list[tuple[float, int]] = []
+    last = -1.0
+    for ni in range(len(new.blocks)):  # computed order; unmatched blocks follow the matched one before them
+        last = float(pairs[ni]) if ni in pairs else last + 1e-3
+        rank.append((last, ni))
+    ordered = [new.blocks[ni] for _, ni in sorted(rank)]
+    return replace(new.with_blocks(ordered), order_by_hand=True)
 
 
 def move_block(page: Page, block_id: str, new_index: int) -> Page:

@@ -128,7 +128,15 @@ def test_cancel_stops_within_a_second_and_keeps_what_arrived(make_window, pages,
         qtbot.waitUntil(lambda: len(fake_llm.chats()) == 2, timeout=10000)
         qtbot.wait(200)
         start = time.monotonic()
+        rid = w.translation.run_id
         w.action_cancel()  # Esc
+        # a page the worker sends after the cancel is dropped, as the reading worker's are
+        from app.core.translation import PageOutcome
+
+        late = w.doc.page("page-002.png")
+        w.translation.host.worker.page_translated.emit(rid, PageOutcome(late.name, late, {"b1": "Wait!"},
+                                                                        translator="test"))
+        assert not w.doc.page("page-002.png").translated
     assert blocker.args == ["cancelled"] and time.monotonic() - start < 1.0
     assert w.doc.page("page-001.png").translated and not w.doc.page("page-002.png").translated
     fake_llm.close()  # the abandoned request

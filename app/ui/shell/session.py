@@ -17,7 +17,7 @@ from app.errors import UserError
 from app.ui.editor.undo import PageEditCommand
 from app.ui.shell import demo
 
-ARCHIVE_FILTER = "Archives (*.cbz *.zip);;All files (*)"
+ARCHIVE_FILTER = "Archives and mokuro volumes (*.cbz *.zip *.mokuro);;All files (*)"
 
 
 # --- opening ------------------------------------------------------------------------------------
@@ -26,19 +26,21 @@ def choose_and_open(w, folder: bool) -> None:
     if folder:
         path = QFileDialog.getExistingDirectory(w, "Open a folder of pages", start)
     else:
-        path, _ = QFileDialog.getOpenFileName(w, "Open an archive of pages", start, ARCHIVE_FILTER)
+        path, _ = QFileDialog.getOpenFileName(w, "Open an archive of pages or a .mokuro volume", start, ARCHIVE_FILTER)
     if path:
         open_path(w, path)
 
 
 def open_path(w, path: str | Path) -> bool:
-    """Open a folder or archive: its saved project, or the autosave after a crash, or a new one."""
-    from app.core.sources import open_source
+    """Open a folder or archive: its saved project, or the autosave after a crash, or a new one.
+    A mokuro volume (a .mokuro file, its folder) opens as its page folder, its blocks from the .mokuro."""
+    from app.core.sources import open_source, resolve_source_path
 
     path = Path(path).expanduser().resolve()
     if w.doc.project is not None and not _confirm_leave(w):
         return False
     try:
+        path = resolve_source_path(path)  # a mokuro volume: its page folder
         source = open_source(path)
         try:
             names = list(source.page_names)
