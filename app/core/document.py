@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from app.render.strokes import MaskStroke
 from app.render.style import StyleOverride, TextStyle
 from app.translate.base import GlossaryEntry
+from app.translate.memory import StoryMemory
 
 Box = tuple[float, float, float, float]
 
@@ -112,6 +113,7 @@ class Project:
     # why this project must not be written over (a file of a newer major version), else None
     read_only: str | None = field(default=None, compare=False)
     sizes: str = "each"  # the pages' size harmonisation (app.render.page.SIZE_MODES) unless a page says
+    memory: StoryMemory = field(default_factory=StoryMemory)  # characters, terms, story so far
 
     def page_sizes(self, page: Page) -> str:
         """The size harmonisation a page is lettered with: its own, else the project's."""
