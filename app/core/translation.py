@@ -182,10 +182,14 @@ def context_for(pages: Sequence[Page], index: int, count: int) -> list[ContextPa
 def translate_pages(project: Project, translator: Translator, names: Sequence[str] | None = None,
                     glossary: Sequence[GlossaryEntry] = (), options: TranslateOptions | None = None,
                     progress: Callable[[TranslateProgress], None] | None = None,
-                    cancel: Callable[[], bool] | None = None) -> Iterator[PageOutcome]:
+                    cancel: Callable[[], bool] | None = None, tm=None) -> Iterator[PageOutcome]:
     """Translate `names` of `project` (default: those not translated yet), yielding each page's
     outcome as soon as it is known. `project` is not modified; context comes from it plus the
-    pages translated earlier in this run. Raises Cancelled when `cancel()` turns True."""
+    pages translated earlier in this run. Raises Cancelled when `cancel()` turns True.
+
+    `tm`: a translation memory (app.core.tm.TranslationMemory): blocks whose source it has
+    exactly are filled from it without a request (translator "translation memory"), and its
+    close matches go to the backend as examples when the backend takes them."""
     options = options or TranslateOptions()
     todo = pages_to_translate(project, names, options.retranslate)
     pages = list(project.pages)
@@ -214,7 +218,10 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
                 if progress is not None:
                     progress(TranslateProgress(done, len(todo), failed, name, n))
 
-            outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens)
+            if tm is not None:
+                outcome = _with_memory(page, pages, i, translator, glossary, options, cancel, tokens, tm)
+            else:
+                outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens)
             if outcome.fatal:
                 fatal = outcome.error
         if outcome.problem:
@@ -224,9 +231,36 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
     report(len(todo))
 
 
-def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
-                   glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens=None) -> PageOutcome:
+def _with_memory(page: Page, pages: list[Page], index: int, translator: Translator,
+                 glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens, tm) -> PageOutcome:
+    """The translation memory's exact matches filled in first, the rest requested (with the
+    memory's close matches as examples, when the backend takes them)."""
+    import inspect
+
+    from app.core import tm as memories
+
     segments = segments_of(page, options)
+    filled = memories.fill_page(page, tm, [s.id for s in segments])
+    if filled:
+        page = apply_machine_translations(page, filled, memories.LABEL, options.replace_edited)
+    rest = [s for s in segments if s.id not in filled]
+    extra = {}
+    if rest and "examples" in inspect.signature(translator.translate_page).parameters:
+        extra["examples"] = memories.examples_for(tm, [s.text for s in rest])
+    outcome = _translate_one(page, pages, index, translator, glossary, options, cancel, on_tokens,
+                             segments=rest, **extra)
+    if not filled:
+        return outcome
+    from dataclasses import replace as _replace
+
+    return _replace(outcome, texts={**filled, **outcome.texts},
+                    translator=outcome.translator if rest else memories.LABEL)
+
+
+def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
+                   glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens=None,
+                   segments=None, **extra) -> PageOutcome:
+    segments = segments_of(page, options) if segments is None else segments
     if not segments:
         return PageOutcome(page.name, page, translator=translator.name)
     offered = context_for(pages, index, options.context_pages * 4) if options.context_pages > 0 else []
@@ -236,7 +270,7 @@ def _translate_one(page: Page, pages: list[Page], index: int, translator: Transl
     start = time.monotonic()
     try:
         result = translator.translate_page(segments, offered, terms, cancel=cancel, page_name=page.name,
-                                           on_tokens=on_tokens)
+                                           on_tokens=on_tokens, **extra)
     except TranslationError as exc:
         log.info("page %s: %s", page.name, exc)  # the caller reports it (once)
         return PageOutcome(page.name, page, error=str(exc), seconds=time.monotonic() - start,
