@@ -49,19 +49,25 @@ def restore_translation(page: Page, block_id: str) -> Page:
     return _replace_block(page, replace(b, translation=b.machine_translation))
 
 
-def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False) -> Page:
+def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False,
+                               untranslated=None) -> Page:
     """Machine translations (`texts`: block id -> text) into the page. Each block keeps the
     text as its machine translation; its translation becomes that text unless the user wrote
-    their own (`Block.translation_edited`) and `replace_edited` is False. Ids no longer on the
-    page (a block deleted meanwhile) are ignored."""
+    their own (`Block.translation_edited`) and `replace_edited` is False. `untranslated`: block
+    id -> an answer that looks untranslated: kept as the machine text, flagged, never used as
+    the translation. Ids no longer on the page (a block deleted meanwhile) are ignored."""
+    untranslated = untranslated or {}
     blocks = []
     for b in page.blocks:
         text = texts.get(b.id)
         if text is None:
+            echo = untranslated.get(b.id)
+            if echo is not None and not b.translation.strip():  # a translation it had stays
+                b = replace(b, machine_translation=echo, translator=translator, machine_flag="untranslated")
             blocks.append(b)
             continue
         keep = b.translation_edited and not replace_edited
-        blocks.append(replace(b, machine_translation=text, translator=translator,
+        blocks.append(replace(b, machine_translation=text, translator=translator, machine_flag="",
                               translation=b.translation if keep else text))
     return replace(page, blocks=tuple(blocks))
 

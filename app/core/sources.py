@@ -253,7 +253,9 @@ def resolve_source_path(path: str | os.PathLike) -> Path:
 
     path = Path(os.path.abspath(os.fspath(path)))
     mokuro = mokuro_file_in(path)
-    return images_root(mokuro) if mokuro is not None else path
+    if mokuro is None or (mokuro != path and mokuro.parent == path.parent):
+        return path  # not a volume, or a page folder itself (its .mokuro beside it)
+    return images_root(mokuro)
 
 
 def open_source(path: str | os.PathLike) -> Source:
