@@ -218,13 +218,17 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
                     glossary: Sequence[GlossaryEntry] = (), options: TranslateOptions | None = None,
                     progress: Callable[[TranslateProgress], None] | None = None,
                     cancel: Callable[[], bool] | None = None,
-                    page_image: Callable[[str], object] | None = None) -> Iterator[PageOutcome]:
+                    page_image: Callable[[str], object] | None = None, tm=None) -> Iterator[PageOutcome]:
     """Translate `names` of `project` (default: those not translated yet), yielding each page's
     outcome as soon as it is known. `project` is not modified; context comes from it plus the
     pages translated earlier in this run, and the story memory from the project's, updated with
     what the model proposes page after page (each outcome that changed it carries it).
     `page_image(name)`: the page's image (PIL) for backends that send it, None when there is
-    none. Raises Cancelled when `cancel()` turns True."""
+    none. Raises Cancelled when `cancel()` turns True.
+
+    `tm`: a translation memory (app.core.tm.TranslationMemory): blocks whose source it has
+    exactly are filled from it without a request (translator "translation memory"), and its
+    close matches go to the backend as examples when the backend takes them."""
     options = options or TranslateOptions()
     todo = pages_to_translate(project, names, options.retranslate)
     pages = list(project.pages)
@@ -254,8 +258,12 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
                 if progress is not None:
                     progress(TranslateProgress(done, len(todo), failed, name, n))
 
-            outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens, memory,
-                                     page_image)
+            if tm is not None:
+                outcome = _with_memory(page, pages, i, translator, glossary, options, cancel, tokens, tm, memory,
+                                       page_image)
+            else:
+                outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens, memory,
+                                         page_image)
             if outcome.fatal:
                 fatal = outcome.error
         if outcome.problem:
@@ -265,10 +273,37 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
     report(len(todo))
 
 
+def _with_memory(page: Page, pages: list[Page], index: int, translator: Translator,
+                 glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens, tm,
+                 memory: list | None = None, page_image=None) -> PageOutcome:
+    """The translation memory's exact matches filled in first, the rest requested (with the
+    memory's close matches as examples, when the backend takes them)."""
+    import inspect
+
+    from app.core import tm as memories
+
+    segments = segments_of(page, options)
+    filled = memories.fill_page(page, tm, [s.id for s in segments])
+    if filled:
+        page = apply_machine_translations(page, filled, memories.LABEL, options.replace_edited)
+    rest = [s for s in segments if s.id not in filled]
+    extra = {}
+    if rest and "examples" in inspect.signature(translator.translate_page).parameters:
+        extra["examples"] = memories.examples_for(tm, [s.text for s in rest])
+    outcome = _translate_one(page, pages, index, translator, glossary, options, cancel, on_tokens, memory,
+                             page_image, segments=rest, **extra)
+    if not filled:
+        return outcome
+    from dataclasses import replace as _replace
+
+    return _replace(outcome, texts={**filled, **outcome.texts},
+                    translator=outcome.translator if rest else memories.LABEL)
+
+
 def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
                    glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens=None,
-                   memory: list | None = None, page_image=None) -> PageOutcome:
-    segments = segments_of(page, options)
+                   memory: list | None = None, page_image=None, segments=None, **extra) -> PageOutcome:
+    segments = segments_of(page, options) if segments is None else segments
     if not segments:
         return PageOutcome(page.name, page, translator=translator.name)
     offered = context_for(pages, index, options.context_pages * 4) if options.context_pages > 0 else []
@@ -285,7 +320,7 @@ def _translate_one(page: Page, pages: list[Page], index: int, translator: Transl
             log.info("page %s: no page image for the translation (%s)", page.name, exc)
     try:
         result = translator.translate_page(segments, offered, terms, cancel=cancel, page_name=page.name,
-                                           on_tokens=on_tokens, memory=story, page_image=image)
+                                           on_tokens=on_tokens, memory=story, page_image=image, **extra)
     except TranslationError as exc:
         log.info("page %s: %s", page.name, exc)  # the caller reports it (once)
         return PageOutcome(page.name, page, error=str(exc), seconds=time.monotonic() - start,
