@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             configure_logging(stderr=True)
             return int(args.run(args) or 0)
         args = _gui_parser().parse_args(argv)
-        from app.ui.main import run_gui  # deferred: Qt only when the GUI is wanted
+        from app.ui.shell.main import run_gui  # deferred: Qt only when the GUI is wanted
 
         return int(run_gui(args) or 0)
     except UserError as exc:

@@ -6,7 +6,7 @@
   other libraries from WARNING up; Python warnings and uncaught exceptions are logged too.
 - Commands also print warnings and errors on stderr (`stderr=True`), one line each
   (`hayai-desktop: warning: ...`).
-- The GUI forwards the app's warnings to the status bar (app.ui.log_bridge). Warnings logged
+- The GUI forwards the app's warnings to the status bar (app.ui.common.log_bridge). Warnings logged
   before its window exists (a damaged settings file at start-up) wait in `pending_warnings()`.
 
 A record logged with `extra={SHOWN: True}` has already been shown to the user another way (an

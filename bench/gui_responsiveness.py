@@ -6,7 +6,7 @@ Opens the main window offscreen on a volume of synthetic manga pages (tools.synt
 and ticks a 5 ms QTimer on the GUI thread from the first show. Two phases:
 
 1. preload: the window is up, the worker imports torch and ultralytics and loads the models
-   (app.ui.device_status starts it at the first show) while the user scrolls and flips pages;
+   (app.ui.reading.device_status starts it at the first show) while the user scrolls and flips pages;
 2. run: "read all pages" while the user flips pages, selects blocks, scrolls and edits text.
 
 Prints, for each phase, the largest and 99th-percentile gap between ticks (a frozen GUI shows
@@ -80,8 +80,8 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.core.settings import AppSettings
-    from app.ui import session
-    from app.ui.main_window import MainWindow
+    from app.ui.shell import session
+    from app.ui.shell.main_window import MainWindow
     from tests.ui.conftest import write_pages
 
     app = QApplication.instance() or QApplication([])

@@ -63,8 +63,8 @@ def pump(app, seconds: float, until=None) -> bool:
 
 def bench_open(app, beat, args, tmp: Path) -> list[tuple[float, float]]:
     from app.core.settings import AppSettings
-    from app.ui import session
-    from app.ui.main_window import MainWindow
+    from app.ui.shell import session
+    from app.ui.shell.main_window import MainWindow
     from tests.ui.conftest import write_pages
 
     demo = ROOT / "resources" / "demo"
@@ -99,7 +99,7 @@ def bench_close(app, beat, args, tmp: Path, held: bool) -> list[tuple[float, flo
 
     from app.models import store
     from app.models.store import ModelEntry, ModelFile
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
     from tests.hub_server import FakeHub
 
     server = FakeHub()
@@ -132,7 +132,7 @@ def bench_close(app, beat, args, tmp: Path, held: bool) -> list[tuple[float, flo
             out.append(((t1 - t0) * 1000, beat.largest_gap(t0 - 0.005, t1 + args.after_ms / 1000)))
             release.set()
             server.hold.clear()
-            from app.ui import threads
+            from app.ui.common import threads
 
             pump(app, 30, lambda: not threads.running())
             kept.append(dlg)  # deleted with the bench (an older app has no dispose())
@@ -168,7 +168,7 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication([])
     beat = Heartbeat()
-    print(f"app code: {Path(sys.modules['app.ui.main_window'].__file__).parents[2] if 'app.ui.main_window' in sys.modules else ROOT}")
+    print(f"app code: {Path(sys.modules['app.ui.shell.main_window'].__file__).parents[2] if 'app.ui.shell.main_window' in sys.modules else ROOT}")
     if args.only in (None, "open"):
         report(f"open another volume mid-run ({args.pages} pages)", bench_open(app, beat, args, tmp))
     if args.only in (None, "close"):

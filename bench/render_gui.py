@@ -41,9 +41,9 @@ def main() -> int:
 
     from app.core.project_io import save_project
     from app.core.settings import AppSettings
-    from app.ui import session
-    from app.ui.main_window import MainWindow
-    from app.ui.render_view import wait_rendered
+    from app.ui.render.view import wait_rendered
+    from app.ui.shell import session
+    from app.ui.shell.main_window import MainWindow
     from tools.render_metrics import make_case
 
     case = make_case(77, 0, size=size)

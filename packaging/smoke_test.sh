@@ -48,7 +48,7 @@ say "bundle size: $(du -sh "$ROOT/dist/hayai-desktop" | cut -f1) ($ROOT/dist/hay
 # --- fixtures, made with the build environment before entering the clean one -----------------------
 mkdir -p "$WORK/home" "$WORK/cwd" "$WORK/crops" "$WORK/pages" "$WORK/src"
 HAVE_DETECT=0; [ -f app/detect/testing.py ] && [ -f app/commands/ocr.py ] && HAVE_DETECT=1
-HAVE_GUI=0; [ -f app/ui/main.py ] && HAVE_GUI=1
+HAVE_GUI=0; [ -f app/ui/shell/main.py ] && HAVE_GUI=1
 "$PY" - "$WORK" "$HAVE_DETECT" <<'EOF' || { say "FAIL fixtures"; exit 1; }
 import os, sys
 from pathlib import Path
@@ -173,7 +173,7 @@ if [ "$HAVE_GUI" = 1 ] && [ "$HAVE_DETECT" = 1 ]; then
         tail -n 20 "$WORK/gui.err"; fail "gui --smoke-test"
     fi
 else
-    say "SKIP gui (app/ui/main.py or the detector not in this tree)"
+    say "SKIP gui (app/ui/shell/main.py or the detector not in this tree)"
 fi
 
 # resources: every shipped file of resources/ is in the bundle; the demo runs from them when present

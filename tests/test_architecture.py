@@ -4,7 +4,9 @@ The first test runs `lint-imports` on the app as it is: a broken contract fails 
 import-linter's report of the offending import chain. The second proves the contracts bite: on a
 copy of app/ with one bad import of each sort (Qt in core, a stage importing another stage, the
 model store importing core, translate importing detect, render importing core inside a function,
-a top-level package placed in no layer) the contracts report each of them.
+a top-level package placed in no layer; inside the window: one feature room importing another,
+common importing the editor, a room placed in no layer, two modules importing each other) the
+contracts report each of them.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def test_the_app_keeps_its_layer_contracts():
     result = _lint_imports(ROOT)
     report = result.stdout + result.stderr
     assert result.returncode == 0, report
-    assert "Contracts: 2 kept, 0 broken." in report, report
+    assert "Contracts: 4 kept, 0 broken." in report, report
 
 
 BAD_IMPORTS = {
@@ -41,6 +43,13 @@ BAD_IMPORTS = {
     "app/translate/bad_stage.py": "from app.detect import order\n",
     "app/render/bad_core.py": "def f():\n    from app.core import document\n",  # deferred imports count
     "app/extras/__init__.py": "",
+    # inside app.ui: the rooms of the window
+    "app/ui/translate/bad_feature.py": "from app.ui.reading import worker\n",  # a feature imports another
+    "app/ui/render/bad_feature.py": "def f():\n    from app.ui.models import status\n",
+    "app/ui/common/bad_upward.py": "from app.ui.editor import document_model\n",
+    "app/ui/extras.py": "",  # a module of app.ui in no room
+    "app/ui/shell/bad_cycle_a.py": "from app.ui.shell import bad_cycle_b\n",  # an import cycle
+    "app/ui/shell/bad_cycle_b.py": "from app.ui.shell import bad_cycle_a\n",
 }
 
 
@@ -57,10 +66,15 @@ def test_each_kind_of_bad_import_breaks_a_contract(tmp_path):
     result = _lint_imports(copy, {"PYTHONPATH": str(copy)})
     report = result.stdout + result.stderr
     assert result.returncode != 0, report
-    assert "Contracts: 0 kept, 2 broken." in report, report
+    assert "Contracts: 0 kept, 4 broken." in report, report
     for importer, imported in (("app.core.bad_qt", "PySide6"), ("app.detect.bad_sibling", "app.ocr.text"),
                                ("app.models.bad_upward", "app.core.document"),
                                ("app.translate.bad_stage", "app.detect.order"),
-                               ("app.render.bad_core", "app.core.document")):
+                               ("app.render.bad_core", "app.core.document"),
+                               ("app.ui.translate.bad_feature", "app.ui.reading.worker"),
+                               ("app.ui.render.bad_feature", "app.ui.models.status"),
+                               ("app.ui.common.bad_upward", "app.ui.editor.document_model")):
         assert f"{importer} -> {imported}" in report, (importer, report)
     assert "app.extras" in report, report  # exhaustive: a new package must be given a layer
+    assert "app.ui.extras" in report, report  # and a new module of the window a room
+    assert ".bad_cycle_a -> .bad_cycle_b" in report or ".bad_cycle_b -> .bad_cycle_a" in report, report

@@ -44,9 +44,9 @@ def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
     from app.core.settings import AppSettings
-    from app.ui import main as ui_main
-    from app.ui.main_window import MainWindow
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
+    from app.ui.shell import main as ui_main
+    from app.ui.shell.main_window import MainWindow
 
     out.mkdir(parents=True, exist_ok=True)
     theme = os.environ.get("HAYAI_DESKTOP_THEME", "light") or "light"
@@ -57,7 +57,7 @@ def main(out: Path) -> None:
 
     w = MainWindow(AppSettings(device="cpu"))
     w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
-    from app.ui.settings import restore_geometry
+    from app.ui.shell.preferences import restore_geometry
 
     restore_geometry(w)
     w.show()
@@ -103,7 +103,7 @@ def main(out: Path) -> None:
     QTimer.singleShot(1500, lambda: (screen(app, out / f"{theme}-05-model-manager-screen.png"), dlg.reject()))
     dlg.exec()
 
-    from app.ui.about import AboutDialog
+    from app.ui.shell.about import AboutDialog
 
     about = AboutDialog(w.device_label.text(), w)
     QTimer.singleShot(1000, lambda: (about.grab().save(str(out / f"{theme}-06-about.png")), about.reject()))

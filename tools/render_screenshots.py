@@ -29,8 +29,9 @@ LINES = ["Wait for me!", "Where are you going at this hour?", "I told you alread
 def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from app.ui import main as ui_main
-    from app.ui.render_view import wait_rendered
+    from app.ui.render.view import wait_rendered
+    from app.ui.shell import main as ui_main
+    from app.ui.shell import startup
     from tools.ui_screenshots import demo_window, wait
 
     out.mkdir(parents=True, exist_ok=True)
@@ -38,7 +39,7 @@ def main(out: Path) -> None:
     ui_main.apply_theme(app)
     ui_main.pick_cjk_font()
     pages = TMP / "samples"
-    shutil.copytree(ui_main.demo_paths()[0], pages, ignore=shutil.ignore_patterns("*.json", "*.md"))
+    shutil.copytree(startup.demo_paths()[0], pages, ignore=shutil.ignore_patterns("*.json", "*.md"))
     w = demo_window(app, pages, (1500, 950))
     blocks = w.doc.page(w.current).blocks
     for i, b in enumerate(blocks):  # type a translation into each block, as a user does

@@ -27,12 +27,12 @@ def main(out: Path) -> None:
 
     from app.core.settings import AppSettings
     from app.translate.base import GlossaryEntry
-    from app.ui import main as ui_main
-    from app.ui import session
-    from app.ui.glossary_dialog import GlossaryDialog
-    from app.ui.main_window import MainWindow
-    from app.ui.translate_control import _key_state
-    from app.ui.translate_settings_dialog import TranslationSettingsDialog
+    from app.ui.shell import main as ui_main
+    from app.ui.shell import session, startup
+    from app.ui.shell.main_window import MainWindow
+    from app.ui.translate.control import _key_state
+    from app.ui.translate.glossary_dialog import GlossaryDialog
+    from app.ui.translate.settings_dialog import TranslationSettingsDialog
     from tests.llm_server import FakeLLM
     from tools.ui_screenshots import wait
 
@@ -42,12 +42,12 @@ def main(out: Path) -> None:
     ui_main.pick_cjk_font()
     server = FakeLLM()
     os.environ["OPENAI_API_KEY"] = server.key
-    samples, model, detector = ui_main.demo_paths()
+    samples, model, detector = startup.demo_paths()
     pages = TMP / "samples"
     pages.mkdir()
     for png in sorted(samples.glob("page_000[01].png")):
         shutil.copyfile(png, pages / png.name)
-    w = MainWindow(AppSettings(model=str(model), detector=str(detector), device="cpu", patches=ui_main.DEMO_PATCHES,
+    w = MainWindow(AppSettings(model=str(model), detector=str(detector), device="cpu", patches=startup.DEMO_PATCHES,
                                translation_provider="openai", translation_preset="custom",
                                translation_base_url=server.base_url, translation_model="test-model"))
     w.demo = True

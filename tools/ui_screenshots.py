@@ -36,12 +36,11 @@ def demo_window(app, pages: Path, size=(1400, 900)):
     """A shown MainWindow with the demo models (what `hayai-desktop --demo` sets up) on `pages`,
     its first page read by them."""
     from app.core.settings import AppSettings
-    from app.ui import main as ui_main
-    from app.ui import session
-    from app.ui.main_window import MainWindow
+    from app.ui.shell import session, startup
+    from app.ui.shell.main_window import MainWindow
 
-    _samples, model, detector = ui_main.demo_paths()
-    w = MainWindow(AppSettings(model=str(model), detector=str(detector), device="cpu", patches=ui_main.DEMO_PATCHES))
+    _samples, model, detector = startup.demo_paths()
+    w = MainWindow(AppSettings(model=str(model), detector=str(detector), device="cpu", patches=startup.DEMO_PATCHES))
     w.demo = True
     w.update_model_banner()
     w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
@@ -60,8 +59,9 @@ def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
     from app.core.settings import AppSettings
-    from app.ui import main as ui_main
-    from app.ui.main_window import MainWindow
+    from app.ui.shell import main as ui_main
+    from app.ui.shell import startup
+    from app.ui.shell.main_window import MainWindow
 
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
@@ -77,7 +77,7 @@ def main(out: Path) -> None:
     w.close()
 
     # 2. the demo: sample pages read by the demo models (what `hayai-desktop --demo` shows)
-    samples = ui_main.demo_paths()[0]
+    samples = startup.demo_paths()[0]
     w = demo_window(app, SAMPLES if SAMPLES.is_dir() else samples)
     blocks = w.doc.page(w.current).blocks
     if blocks:
@@ -110,7 +110,7 @@ def main(out: Path) -> None:
     w.grab().save(str(out / "05-after-draw.png"))
     w.act.draw.setChecked(False)
 
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
 
     dlg = ModelManagerDialog(w)
     dlg.show()
@@ -118,8 +118,8 @@ def main(out: Path) -> None:
     dlg.grab().save(str(out / "06-model-manager.png"))
     dlg.done(0)
 
-    from app.ui import actions
-    from app.ui.dialogs import ShortcutsDialog
+    from app.ui.common.dialogs import ShortcutsDialog
+    from app.ui.shell import actions
 
     help_dialog = ShortcutsDialog(actions.SHORTCUTS, w)
     help_dialog.show()

@@ -1,6 +1,6 @@
 """The app's user settings: a typed dataclass, stored as JSON in the user's config folder.
 
-No Qt here. The GUI reads and writes these through `app.ui.settings`; window geometry alone
+No Qt here. The GUI reads and writes these through `app.ui.shell.preferences`; window geometry alone
 lives in QSettings. `HAYAI_DESKTOP_CONFIG_DIR` overrides the folder (tests, portable installs).
 
 The file carries "version" (major) and "minor" (app.core.versioning). Keys this build does not

@@ -28,7 +28,7 @@ def isolated_dirs(tmp_path, monkeypatch):
 @pytest.fixture(autouse=True)
 def no_thread_left_running(qapp):
     """Fail a test that leaves a Python thread, a tracked QThread or a busy thread pool behind."""
-    from app.ui import threads
+    from app.ui.common import threads
 
     before = {t.ident for t in threading.enumerate()}
     yield
@@ -143,7 +143,7 @@ def make_window(qtbot):
     """Build MainWindows wired to the demo models (resources/demo: they read the synthetic pages'
     text); each is closed (threads stopped) at teardown."""
     from app.core.settings import AppSettings
-    from app.ui.main_window import MainWindow
+    from app.ui.shell.main_window import MainWindow
 
     made = []
 

@@ -12,7 +12,7 @@ import torch
 from PySide6.QtCore import Qt
 
 from app.ocr import generate
-from app.ui import session
+from app.ui.shell import session
 
 
 def wait_models(w, qtbot):

@@ -8,7 +8,7 @@ from PySide6.QtTest import QTest
 
 from app.core import edits
 from app.core.document import Block
-from app.ui import session
+from app.ui.shell import session
 
 
 def add_blocks(w, page_name, n=3):

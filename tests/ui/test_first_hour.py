@@ -11,16 +11,16 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from app.core.settings import AppSettings, export_folder
-from app.ui import session
-from app.ui.run_stats import RunStats
+from app.ui.reading.run_stats import RunStats
+from app.ui.shell import session
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "resources" / "samples"
 
 
 def test_help_menu_opens_the_demo_and_the_empty_canvas_says_so(make_window, pages, tmp_path, qtbot):
-    from app.ui.canvas import EMPTY_HINT
-    from app.ui.main import DEMO_PATCHES
+    from app.ui.editor.canvas import EMPTY_HINT
+    from app.ui.shell.startup import DEMO_PATCHES
 
     w = make_window(model="hayai-ocr-v2.5-nova", detector="comic-speech-bubble-detector", patches=512)
     assert "Help > Open the demo pages" in EMPTY_HINT
@@ -75,7 +75,7 @@ def test_export_starts_beside_the_volume_then_where_the_last_export_went(make_wi
 
 
 def test_a_missing_model_offers_the_model_manager(make_window, pages, qtbot):
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
 
     w = make_window(model="hayai-ocr-v2.5-nova")  # not installed in this test's model folder
     session.open_path(w, pages)
@@ -100,7 +100,7 @@ def test_a_missing_model_offers_the_model_manager(make_window, pages, qtbot):
 
 
 def test_gui_wording_of_cli_hints():
-    from app.ui.error_text import for_gui
+    from app.ui.common.error_text import for_gui
 
     text, model = for_gui("model comic-speech-bubble-detector is not installed (not in /m). Download it with: "
                           "hayai-desktop models download comic-speech-bubble-detector --trust-unpinned")
@@ -130,7 +130,7 @@ def test_about_box_says_what_a_bug_report_needs(make_window, qtbot):
     from PySide6.QtCore import qVersion
 
     from app import __version__
-    from app.ui.about import AboutDialog
+    from app.ui.shell.about import AboutDialog
 
     w = make_window()
     dialog = AboutDialog("hayai-demo-ocr on CPU", w)
@@ -152,7 +152,7 @@ def _light_share(icon) -> float:
 
 
 def test_toolbar_icons_follow_the_theme(make_window, qapp):
-    from app.ui.main import apply_theme
+    from app.ui.shell.main import apply_theme
 
     w = make_window()
     original = qapp.palette()
@@ -172,8 +172,8 @@ def test_toolbar_icons_follow_the_theme(make_window, qapp):
 
 
 def test_model_manager_explains_the_detectors(qtbot):
-    from app.ui.model_guide import RECOMMENDED_DETECTOR
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.guide import RECOMMENDED_DETECTOR
+    from app.ui.models.manager import ModelManagerDialog
 
     dlg = ModelManagerDialog()
     qtbot.addWidget(dlg)

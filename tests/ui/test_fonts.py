@@ -24,7 +24,7 @@ def _render(font, text: str, px: int = 48) -> np.ndarray:
 def _app_font(px: int = 48):
     from PySide6.QtGui import QFont
 
-    from app.ui import items
+    from app.ui.editor import items
 
     font = items.overlay_font(px)
     font.setStyleStrategy(QFont.StyleStrategy.NoFontMerging)  # no fallback: the app's face alone
@@ -33,8 +33,8 @@ def _app_font(px: int = 48):
 
 def test_shipped_cjk_font_is_registered_and_used(qapp):
     from app import fonts
-    from app.ui import items
-    from app.ui.main import pick_cjk_font
+    from app.ui.editor import items
+    from app.ui.shell.main import pick_cjk_font
 
     assert pick_cjk_font() == fonts.CJK_FAMILY
     assert items.overlay_font(12).family() == fonts.CJK_FAMILY
@@ -42,7 +42,7 @@ def test_shipped_cjk_font_is_registered_and_used(qapp):
 
 
 def test_every_sample_glyph_differs_from_the_missing_glyph_box(qapp):
-    from app.ui.main import pick_cjk_font
+    from app.ui.shell.main import pick_cjk_font
 
     pick_cjk_font()
     font = _app_font()
@@ -56,7 +56,7 @@ def test_every_sample_glyph_differs_from_the_missing_glyph_box(qapp):
 
 def test_the_panel_and_overlay_use_the_shipped_face(make_window):
     from app import fonts
-    from app.ui.main import pick_cjk_font
+    from app.ui.shell.main import pick_cjk_font
 
     pick_cjk_font()
     w = make_window()

@@ -7,8 +7,8 @@ from PySide6.QtTest import QTest
 
 from app.core import edits
 from app.core.document import Block
-from app.ui import session
-from app.ui.canvas import Mode
+from app.ui.editor.canvas import Mode
+from app.ui.shell import session
 
 
 def test_shortcuts_pages_blocks_draw_overlay(make_window, pages, qtbot):

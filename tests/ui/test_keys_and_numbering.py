@@ -9,9 +9,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from app.core.document import Block
-from app.ui import session
-from app.ui.canvas import Mode
-from app.ui.items import PANEL_TEXT_PX
+from app.ui.editor.canvas import Mode
+from app.ui.editor.items import PANEL_TEXT_PX
+from app.ui.shell import session
 from tests.ui.conftest import truth_of
 
 CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier

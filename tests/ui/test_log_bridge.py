@@ -29,7 +29,7 @@ def test_a_warning_logged_on_a_worker_thread_shows_on_the_status_bar(make_window
     assert message in button.toolTip() and "Details in the log" in button.toolTip()
     # not the app's, or already shown another way: left to the log file
     logging.getLogger("ultralytics").warning("third-party noise")
-    logging.getLogger("app.ui.worker").error("shown in a notice already", extra={SHOWN: True})
+    logging.getLogger("app.ui.reading.worker").error("shown in a notice already", extra={SHOWN: True})
     qtbot.wait(100)
     assert button.text() == f"⚠ {message}"
     button.dismiss()
@@ -77,8 +77,8 @@ def test_a_damaged_settings_file_is_said_on_the_status_bar_at_start_up(tmp_path)
         "from app.logs import configure_logging\n"
         "configure_logging(stderr=False)\n"
         "app = QApplication([])\n"
-        "from app.ui.main import startup_settings\n"
-        "from app.ui.main_window import MainWindow\n"
+        "from app.ui.shell.startup import startup_settings\n"
+        "from app.ui.shell.main_window import MainWindow\n"
         "settings, _, _ = startup_settings(Namespace(demo=False, path=None, model=None, detector=None))\n"
         "w = MainWindow(settings)\n"
         "print('BUTTON', w.warning_button.isVisibleTo(w), w.warning_button.text())\n"

@@ -22,7 +22,7 @@ def served(local_hub):
 
 
 def test_download_cancel_resume_verify_remove(qtbot, served):
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
 
     dlg = ModelManagerDialog()
     qtbot.addWidget(dlg)
@@ -78,7 +78,7 @@ def test_demo_models_are_labelled(make_window):
 
 
 def test_an_installed_inpainting_model_is_not_offered_as_ocr_or_detector(qtbot, tmp_path, monkeypatch):
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
 
     data = b"not really onnx"
     entry = ModelEntry(name="tiny-test-lama", repo_id="tester/lama", revision=REV, kind="inpainting",

@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.models import store
-from app.ui import session
+from app.ui.shell import session
 
 REPO = "tester/held-ocr"
 fifo_only = pytest.mark.skipif(sys.platform == "win32" or not hasattr(os, "mkfifo"), reason="needs named pipes")
@@ -87,7 +87,7 @@ def test_exit_says_when_background_work_did_not_stop(make_window, tmp_path, qtbo
     with qtbot.waitSignal(w.host.worker.progressed, timeout=60000):  # models loaded, about to read p.png
         w.host.submit("pages", str(vol), {"pages": ["p.png"]}, names=("p.png",))
     qtbot.wait(200)
-    with caplog.at_level(logging.WARNING, logger="app.ui.threads"):
+    with caplog.at_level(logging.WARNING, logger="app.ui.common.threads"):
         assert w.shutdown() is False
     assert not pipe.released.is_set()
     assert w.host.thread.isRunning() and not w.stopped_cleanly
@@ -105,7 +105,7 @@ def held_hub(local_hub):
 
 
 def test_closing_the_model_manager_mid_download_does_not_wait(qtbot, held_hub):
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
 
     server, entry, _files = held_hub
     release = threading.Event()
@@ -137,7 +137,7 @@ def _install(entry, files) -> None:
 
 @pytest.mark.parametrize("task", ["verify", "import"])
 def test_verify_and_import_stop_on_cancel(qtbot, local_hub, tmp_path, task):
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
 
     files = {"config.json": b"{}", "model.safetensors": random.Random(6).randbytes(8 << 20)}  # 8 chunks of 1 MiB
     _server, serve = local_hub
@@ -168,7 +168,7 @@ def test_verify_and_import_stop_on_cancel(qtbot, local_hub, tmp_path, task):
 
 
 def test_settings_are_written_off_the_gui_thread_and_a_failure_is_said(make_window, tmp_path, monkeypatch, qtbot):
-    import app.ui.settings as ui_settings
+    import app.ui.shell.preferences as ui_settings
     from app.core.settings import load_settings
 
     threads_seen = []

@@ -8,8 +8,8 @@ from PySide6.QtTest import QTest
 
 from app.core.evaluation import PagesEvaluation
 from app.ocr.text import score
-from app.ui import session
-from app.ui.canvas import Mode
+from app.ui.editor.canvas import Mode
+from app.ui.shell import session
 from tests.ui.conftest import truth_of
 
 # What the demo models do on the first GUI test page (seed 4242, page 0) when committed, with

@@ -12,8 +12,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from app.core.document import Block
-from app.ui import session
-from app.ui.render_view import wait_rendered
+from app.ui.render.view import wait_rendered
+from app.ui.shell import session
 
 
 def qimage_rgb(image) -> np.ndarray:

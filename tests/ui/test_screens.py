@@ -7,8 +7,8 @@ from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QPushButton
 
-from app.ui.screens import fit_rect, initial_rect, place_window
-from app.ui.widgets import breakable
+from app.ui.common.screens import fit_rect, initial_rect, place_window
+from app.ui.common.widgets import breakable
 
 LAPTOP = QRect(0, 0, 1280, 770)  # 1280x800 less a 30 px panel
 DESKTOP = QRect(0, 0, 1920, 1050)
@@ -40,7 +40,7 @@ def test_restored_geometry_is_kept_on_a_screen():
 
 
 def test_window_fits_a_small_screen(qtbot, tmp_path):
-    from app.ui.main_window import MainWindow
+    from app.ui.shell.main_window import MainWindow
 
     area = QGuiApplication.primaryScreen().availableGeometry()
     w = MainWindow()
@@ -62,7 +62,7 @@ def test_window_fits_a_small_screen(qtbot, tmp_path):
 
 
 def test_banner_buttons_wrap_in_a_narrow_window(qtbot):
-    from app.ui.dialogs import NoticeBar
+    from app.ui.common.dialogs import NoticeBar
 
     bar = NoticeBar()
     qtbot.addWidget(bar)
@@ -86,7 +86,7 @@ def test_banner_buttons_wrap_in_a_narrow_window(qtbot):
 
 
 def test_long_error_wraps_in_the_model_manager(qtbot):
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
 
     area = QGuiApplication.primaryScreen().availableGeometry()
     dlg = ModelManagerDialog()
@@ -116,7 +116,7 @@ def test_every_toolbar_control_shows_on_a_laptop_screen(qtbot):
     settings have a row of their own, the page-view toggle sits beside the actions."""
     from PySide6.QtWidgets import QToolBar
 
-    from app.ui.main_window import MainWindow
+    from app.ui.shell.main_window import MainWindow
 
     w = MainWindow()
     qtbot.addWidget(w)

@@ -27,7 +27,7 @@ class Spy:
 sys.meta_path.insert(0, Spy())
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from app.ui.main_window import MainWindow
+from app.ui.shell.main_window import MainWindow
 w = MainWindow()
 print("BEFORE SHOW", [m for m in HEAVY if m in sys.modules])
 w.show()
@@ -106,7 +106,7 @@ def test_demo_settings_are_its_own(make_window, tmp_path, monkeypatch):
     from argparse import Namespace
 
     from app.core.settings import AppSettings, load_settings, save_settings
-    from app.ui.main import DEMO_PATCHES, DEMO_SETTINGS_FILE, demo_paths, startup_settings
+    from app.ui.shell.startup import DEMO_PATCHES, DEMO_SETTINGS_FILE, demo_paths, startup_settings
 
     config = tmp_path / "config"
     monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(config))

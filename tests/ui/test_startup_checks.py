@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.ui import xcb_check
+from app.ui.shell import xcb_check
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,7 @@ def test_the_list_covers_what_the_xcb_plugin_links():
 
 
 def test_the_app_exits_with_one_line_before_creating_the_window(tmp_path):
-    code = ("import sys; import app.ui.xcb_check as x; x.can_load = lambda n: n != 'libxcb-cursor.so.0';"
+    code = ("import sys; import app.ui.shell.xcb_check as x; x.can_load = lambda n: n != 'libxcb-cursor.so.0';"
             "from app.cli import main; rc = main([]);"
             "import PySide6.QtWidgets as w; print('APP', w.QApplication.instance()); sys.exit(rc)")
     env = {"DISPLAY": ":99", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
@@ -65,7 +65,7 @@ def test_the_app_exits_with_one_line_before_creating_the_window(tmp_path):
 
 
 def test_application_names(qapp):
-    from app.ui.main import configure_application
+    from app.ui.shell.main import configure_application
 
     configure_application(qapp)
     assert qapp.applicationName() == "hayai-desktop"

@@ -13,7 +13,7 @@ from app.core import keys
 from app.core.document import Block
 from app.core.project_io import load_project
 from app.translate.base import GlossaryEntry
-from app.ui import session
+from app.ui.shell import session
 from tests.llm_server import fake_translate
 
 TEXTS = {"page-001.png": ["タナカさん、おはよう！", "おはよう、ユキ。"], "page-002.png": ["ユキ、まって！"],
@@ -183,8 +183,8 @@ def session_project_file(w):
 
 def test_settings_dialog_tests_the_connection(make_window, fake_llm, qtbot):
     from app.core import keys
-    from app.ui.translate_control import _key_state
-    from app.ui.translate_settings_dialog import TranslationSettingsDialog
+    from app.ui.translate.control import _key_state
+    from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
     w = make_window()
     choose_backend(w, fake_llm)

@@ -1,6 +1,6 @@
 import json
 
-from app.ui import session
+from app.ui.shell import session
 
 
 def test_open_folder_lists_pages_and_shows_first(make_window, pages, qtbot):

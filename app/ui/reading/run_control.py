@@ -12,8 +12,8 @@ import time
 from dataclasses import replace
 
 from app.core import edits
-from app.ui.canvas import Mode
-from app.ui.run_stats import RunStats
+from app.ui.editor.canvas import Mode
+from app.ui.reading.run_stats import RunStats
 
 
 class RunMixin:
@@ -56,7 +56,7 @@ class RunMixin:
 
     def _on_models_loading(self, message: str) -> None:
         self.device_label.setText("Loading models…")
-        if not self.host.busy():  # preloading at start-up (app.ui.device_status): the status line stays the user's
+        if not self.host.busy():  # preloading at start-up (app.ui.reading.device_status): the status line stays the user's
             return
         self.status_label.setText(message)
         self.progress.setRange(0, 0)  # busy indicator

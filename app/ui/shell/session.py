@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.core.document import Page, Project
 from app.errors import UserError
-from app.ui import demo
-from app.ui.commands import PageEditCommand
+from app.ui.editor.undo import PageEditCommand
+from app.ui.shell import demo
 
 ARCHIVE_FILTER = "Archives (*.cbz *.zip);;All files (*)"
 
@@ -236,7 +236,7 @@ def import_dialog(w, into: str) -> None:
 
 # --- models -------------------------------------------------------------------------------------
 def fill_model_combos(w) -> None:
-    from app.ui import model_status
+    from app.ui.models import status as model_status
 
     a, s = w.act, w.settings
     a.model.blockSignals(True)
@@ -292,7 +292,7 @@ def choose_detector(w) -> None:
 
 
 def update_model_banner(w) -> None:
-    from app.ui import model_status
+    from app.ui.models import status as model_status
 
     if w.demo:
         w.banner.show_message(
@@ -315,7 +315,7 @@ def update_model_banner(w) -> None:
 
 def open_model_manager(w, download: str | None = None, select: str | None = None) -> None:
     """The model manager, optionally starting the download of `download` or showing `select`."""
-    from app.ui.model_manager import ModelManagerDialog
+    from app.ui.models.manager import ModelManagerDialog
 
     dialog = ModelManagerDialog(w)
     dialog.model_chosen.connect(lambda spec: (w.update_settings(model=spec), fill_model_combos(w)))

@@ -20,7 +20,7 @@ from PySide6.QtGui import QActionGroup, QImage, QUndoCommand
 from PySide6.QtWidgets import QToolBar
 
 from app.render.style import TextStyle
-from app.ui.threads import track_pool
+from app.ui.common.threads import track_pool
 
 # numpy, OpenCV and the renderer load on the first render, not when the window opens
 

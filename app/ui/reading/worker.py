@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from app.errors import Cancelled, UserError
 from app.logs import SHOWN
-from app.ui.threads import worker_thread
+from app.ui.common.threads import worker_thread
 
 log = logging.getLogger(__name__)
 

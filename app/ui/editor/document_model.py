@@ -1,6 +1,6 @@
 """The open document on the GUI side: the Project, its Source path, and change signals.
 
-Every change to a page goes through `set_page`, called by undo commands (app.ui.commands) so
+Every change to a page goes through `set_page`, called by undo commands (app.ui.editor.undo) so
 that each edit is undoable. Pages are frozen values; the model swaps whole pages.
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QProgressBar, QStyle, QToolBa
 from app.core import edits
 from app.errors import UserError
 from app.translate.base import GlossaryEntry
-from app.ui.translate_worker import TranslateHost
+from app.ui.translate.worker import TranslateHost
 
 SHORTCUTS = [
     ("translate_page", "Translate this page", "Ctrl+T"),
@@ -106,7 +106,7 @@ class TranslationControl(QObject):
     def open_settings(self) -> bool:
         """The settings dialog; True when the user pressed OK."""
         from app.core import keys
-        from app.ui.translate_settings_dialog import TranslationSettingsDialog
+        from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
         dialog = TranslationSettingsDialog(self.w.settings, _key_state, self.w)
         dialog.test_button.clicked.connect(lambda: self.probe(dialog.translator_settings(), dialog.typed_key()))
@@ -165,7 +165,7 @@ class TranslationControl(QObject):
         return entries, f"Also used: {path} ({len(entries)} term(s), set in Translation settings)."
 
     def open_glossary(self, from_block: bool = False) -> None:
-        from app.ui.glossary_dialog import GlossaryDialog
+        from app.ui.translate.glossary_dialog import GlossaryDialog
 
         w = self.w
         if w.doc.project is None:

@@ -8,10 +8,10 @@ from PySide6.QtWidgets import QDockWidget
 
 from app.core import edits
 from app.render.style import resolve
-from app.ui.render_export import PageExporter
-from app.ui.render_mask_tool import MaskTool
-from app.ui.render_panel import StylePanel, override_with, style_with
-from app.ui.render_view import RenderController
+from app.ui.render.export import PageExporter
+from app.ui.render.mask_tool import MaskTool
+from app.ui.render.style_panel import StylePanel, override_with, style_with
+from app.ui.render.view import RenderController
 
 
 class StyleEditor:
@@ -111,7 +111,7 @@ def attach(window) -> RenderController:
     window.act.mask_brush.setCheckable(True)
     window.act.mask_brush.toggled.connect(panel.brush.setChecked)
     panel.brush.toggled.connect(window.act.mask_brush.setChecked)
-    # M and V act on the page: app.ui.actions adds them to the canvas only (CANVAS_KEYS), so that
+    # M and V act on the page: app.ui.shell.actions adds them to the canvas only (CANVAS_KEYS), so that
     # typing them into a text field never switches the brush or the view
     window.page_exporter = PageExporter(window, controller)
     return controller

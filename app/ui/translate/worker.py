@@ -1,7 +1,7 @@
 """The translation worker: a long-lived QObject on its own QThread (network waits and MarianMT
 never block the OCR worker or the window). It keeps one translator per settings (a MarianMT
 model loads once), reads the API key itself (keyring can be slow), runs app.core.translation
-and reports each page as it is done. Requests carry ids and a cancel Event, as in app.ui.worker.
+and reports each page as it is done. Requests carry ids and a cancel Event, as in app.ui.reading.worker.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from app.errors import Cancelled, UserError
-from app.ui.threads import worker_thread
+from app.ui.common.threads import worker_thread
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ KIND_COLORS = {
 }
 SELECTED_COLOR = QColor(255, 159, 26)
 HANDLE_PX = 10  # resize handle size on screen
-CJK_FAMILY = ""  # set by app.ui.main.pick_cjk_font(); "" = Qt's default
+CJK_FAMILY = ""  # set by app.ui.shell.main.pick_cjk_font(); "" = Qt's default
 PANEL_TEXT_PX = 16  # the block panel's text size; the in-place editor is never smaller on screen
 EDITOR_MAX_PX = 40  # ... nor larger than this
 EDITOR_MIN_CHARS = 8  # the in-place editor is at least this many characters wide

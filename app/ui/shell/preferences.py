@@ -8,7 +8,7 @@ from PySide6.QtCore import QByteArray, QObject, QSettings, QThreadPool, Signal
 from PySide6.QtWidgets import QMainWindow
 
 from app.core.settings import AppSettings, load_settings, save_settings
-from app.ui.threads import track_pool
+from app.ui.common.threads import track_pool
 
 __all__ = ["AppSettings", "SettingsWriter", "load_settings", "save_settings", "restore_geometry", "save_geometry"]
 
@@ -63,8 +63,8 @@ def _qsettings() -> QSettings:
 
 def restore_geometry(window: QMainWindow) -> None:
     """The last geometry and dock layout, kept inside the screens there are now
-    (app.ui.screens.place_window); the first time, a size from the available screen area."""
-    from app.ui.screens import place_window
+    (app.ui.common.screens.place_window); the first time, a size from the available screen area."""
+    from app.ui.common.screens import place_window
 
     qs = _qsettings()
     geometry, state = qs.value("geometry"), qs.value("state")

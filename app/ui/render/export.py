@@ -107,7 +107,7 @@ class PageExporter(QObject):
         self.dialog.setAutoClose(False)
         self.dialog.canceled.connect(self.cancel.set)
         self.out = out
-        from app.ui.render_view import options_for
+        from app.ui.render.view import options_for
 
         self.ctl.pool.start(ExportJob(self.signals, project, fmt, out, self.ctl.engine_name(), self.ctl._engines,
                                       self.cancel, options_for("translated", w.settings)))

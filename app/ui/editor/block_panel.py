@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.document import Block, Page
-from app.ui.items import PANEL_TEXT_PX, overlay_font
+from app.ui.editor.items import PANEL_TEXT_PX, overlay_font
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 

@@ -10,10 +10,9 @@ import logging
 import os
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+from app.ui.shell.startup import startup_settings
 
 
 def pick_cjk_font() -> str:
@@ -25,7 +24,7 @@ def pick_cjk_font() -> str:
     from PySide6.QtGui import QFontDatabase
 
     from app import fonts
-    from app.ui import items
+    from app.ui.editor import items
 
     loaded: set[str] = set()
     for font_file in fonts.shipped_files():
@@ -52,7 +51,7 @@ def missing_glyphs(text: str = FONT_CHECK_TEXT) -> list[str]:
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QFont, QImage, QPainter
 
-    from app.ui import items
+    from app.ui.editor import items
 
     font = items.overlay_font(48)
     font.setStyleStrategy(QFont.StyleStrategy.NoFontMerging)
@@ -112,48 +111,6 @@ def apply_theme(app, force: str | None = None) -> None:
     hints.colorSchemeChanged.connect(update)
 
 
-DEMO_PATCHES = 256  # the demo recognizer was trained at 128-384 patches and reads best at 256
-DEMO_SETTINGS_FILE = "demo-settings.json"  # beside settings.json
-
-
-def demo_paths() -> tuple[Path | None, Path | None, Path | None]:
-    """(samples folder, demo OCR model folder, demo detector .pt), each None when absent."""
-    samples = RESOURCES / "samples"
-    demo = RESOURCES / "demo"
-    model = next((p.parent for p in sorted(demo.glob("**/config.json"))), None) if demo.is_dir() else None
-    detector = next(iter(sorted(demo.glob("**/*.pt"))), None) if demo.is_dir() else None
-    return (samples if samples.is_dir() else None), model, detector
-
-
-def startup_settings(args):
-    """(settings, settings file or None for the user's settings.json, path to open) for `args`.
-
-    `--demo` opens resources/samples with the demo models and keeps its own settings file
-    (DEMO_SETTINGS_FILE), so the demo's models and budget never replace the user's own choices;
-    the demo recognizer reads best at DEMO_PATCHES. --model / --detector win over both.
-    FileNotFoundError when the demo's files are not in this installation.
-    """
-    from app.core.settings import config_dir, load_settings
-
-    settings = load_settings()
-    settings_file = None
-    path = getattr(args, "path", None)
-    if getattr(args, "demo", False):
-        samples, model, detector = demo_paths()
-        if samples is None or model is None or detector is None:
-            raise FileNotFoundError("the demo needs resources/samples and the demo models in resources/demo; "
-                                    "they are not in this installation.")
-        path = path or str(samples)
-        settings_file = config_dir() / DEMO_SETTINGS_FILE
-        settings = load_settings(settings_file) if settings_file.is_file() else replace(settings, patches=DEMO_PATCHES)
-        settings = replace(settings, model=str(model), detector=str(detector))
-    if getattr(args, "model", None):
-        settings = replace(settings, model=args.model)
-    if getattr(args, "detector", None):
-        settings = replace(settings, detector=args.detector)
-    return settings, settings_file, path
-
-
 def _write_smoke_page(folder: Path) -> Path:
     """A plain generated page (white, a few dark shapes) for a smoke test without a path."""
     from PIL import Image, ImageDraw
@@ -192,7 +149,7 @@ def run_gui(args) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         tmp = tempfile.TemporaryDirectory(prefix="hayai-smoke-")
         os.environ.setdefault("HAYAI_DESKTOP_CONFIG_DIR", str(Path(tmp.name) / "config"))
-    from app.ui import xcb_check
+    from app.ui.shell import xcb_check
 
     problem = xcb_check.check()
     if problem:  # Qt would abort with a message about platform plugins: name the packages instead
@@ -206,9 +163,9 @@ def run_gui(args) -> int:
     apply_theme(app)
     pick_cjk_font()
 
-    from app.ui import session
-    from app.ui.main_window import MainWindow
-    from app.ui.settings import restore_geometry
+    from app.ui.shell import session
+    from app.ui.shell.main_window import MainWindow
+    from app.ui.shell.preferences import restore_geometry
 
     try:
         settings, settings_file, path = startup_settings(args)
@@ -244,7 +201,7 @@ def run_gui(args) -> int:
 
 
 def items_family() -> str:
-    from app.ui import items
+    from app.ui.editor import items
 
     return items.CJK_FAMILY or "(none)"
 
@@ -253,7 +210,7 @@ def _smoke_test(app, window, path: str, timeout_s: int = 600) -> int:
     """Open `path`, run the pipeline on its first page, report, close. 0 = success."""
     from PySide6.QtCore import QEventLoop, QTimer
 
-    from app.ui import session
+    from app.ui.shell import session
 
     window.questions.answers.update(restore_autosave=False, unsaved_changes="discard")
     missing = missing_glyphs()

@@ -7,19 +7,17 @@ from __future__ import annotations
 from argparse import Namespace
 from pathlib import Path
 
+from app.ui.shell.startup import demo_paths, startup_settings
+
 
 def samples_folder() -> Path | None:
-    from app.ui.main import demo_paths
-
     return demo_paths()[0]
 
 
-def open_demo(w) -> bool:
-    """Open the sample pages with the demo models; False when they are not installed or the user
-    kept the open volume (unsaved changes, Cancel)."""
-    from app.ui import session
-    from app.ui.main import startup_settings
-
+def open_demo(w, open_path) -> bool:
+    """Open the sample pages with the demo models, `open_path(w, path)` (the session's) opening
+    them; False when they are not installed or the user kept the open volume (unsaved changes,
+    Cancel)."""
     try:
         settings, settings_file, path = startup_settings(Namespace(demo=True))
     except FileNotFoundError as exc:
@@ -27,7 +25,7 @@ def open_demo(w) -> bool:
         return False
     keep = None if w.demo else (w.settings, w.settings_path)
     _switch(w, settings, settings_file, demo=True)
-    if not session.open_path(w, path):
+    if not open_path(w, path):
         if keep is not None:
             _switch(w, *keep, demo=False)
         return False

@@ -1,14 +1,14 @@
-"""The main window's action slots (menus, toolbar, shortcuts: wired in app.ui.actions).
+"""The main window's action slots (menus, toolbar, shortcuts: wired in app.ui.shell.actions).
 
 A mixin of MainWindow: each `action_<name>` is what the action of that name does; the document
-changes go through MainWindow.edit (undoable), files through app.ui.session.
+changes go through MainWindow.edit (undoable), files through app.ui.shell.session.
 """
 from __future__ import annotations
 
 from app.core import edits
-from app.ui import actions, session
-from app.ui.canvas import Mode
-from app.ui.dialogs import ShortcutsDialog
+from app.ui.common.dialogs import ShortcutsDialog
+from app.ui.editor.canvas import Mode
+from app.ui.shell import actions, session
 
 OVERLAY_CYCLE = ("text", "boxes", "none")
 
@@ -117,17 +117,17 @@ class ActionsMixin:
         self.update_settings(overlay_source=source)
 
     def action_help(self) -> None:
-        from app.ui.translate_control import SHORTCUTS as TRANSLATE_SHORTCUTS
+        from app.ui.translate.control import SHORTCUTS as TRANSLATE_SHORTCUTS
 
         ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self).exec()
 
     def action_open_demo(self) -> None:
-        from app.ui import demo
+        from app.ui.shell import demo
 
-        demo.open_demo(self)
+        demo.open_demo(self, session.open_path)
 
     def action_about(self) -> None:
-        from app.ui.about import AboutDialog
+        from app.ui.shell.about import AboutDialog
 
         loaded = self.device_label.text()
         device = (loaded if loaded not in ("", "Models not loaded", "Loading models…") else

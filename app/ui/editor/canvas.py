@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsPixmapItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView, QMenu
 
 from app.core.document import Page
-from app.ui.items import SELECTED_COLOR, BlockItem, InlineEditorItem
+from app.ui.editor.items import SELECTED_COLOR, BlockItem, InlineEditorItem
 
 MIN_ZOOM, MAX_ZOOM = 0.05, 16.0
 EMPTY_HINT = ("Open a folder or an archive of pages\n(File > Open folder, Ctrl+O, or drop it here)\n\n"

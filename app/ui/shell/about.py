@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QUrl, qVersion
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
 
-from app.ui.widgets import breakable
+from app.ui.common.widgets import breakable
 
 LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
 MODEL_URL = "https://huggingface.co/JustANormalTinkerer/hayai-ocr-v2.5-nova"

@@ -1,8 +1,8 @@
 """The main window: page list, canvas, block panel, toolbar, worker, undo history.
 
-Document changes go through undo commands (app.ui.commands) over pure page edits
-(app.core.edits); detection and OCR go through the worker (app.ui.worker) which runs
-app.core.pipeline; files go through app.ui.session (project_io / export).
+Document changes go through undo commands (app.ui.editor.undo) over pure page edits
+(app.core.edits); detection and OCR go through the worker (app.ui.reading.worker) which runs
+app.core.pipeline; files go through app.ui.shell.session (project_io / export).
 """
 from __future__ import annotations
 
@@ -22,24 +22,26 @@ from PySide6.QtWidgets import (
 
 from app.core import edits
 from app.core.settings import AppSettings
-from app.ui import actions, error_text, log_bridge, render_ui, session
-from app.ui.block_panel import BlockPanel
-from app.ui.canvas import PageView
-from app.ui.commands import push_edit
-from app.ui.device_status import DeviceStatusMixin
-from app.ui.dialogs import NoticeBar, Questions
-from app.ui.document_model import DocumentModel
-from app.ui.image_jobs import ImageJob, ImageJobSignals
-from app.ui.page_list import PageList
-from app.ui.run_control import RunMixin
-from app.ui.run_stats import RunStats
-from app.ui.screens import install_dialog_fitter, place_window, scrollable_docks
-from app.ui.settings import SettingsWriter
-from app.ui.threads import track_pool
-from app.ui.undo_keys import UndoKeyRouter
-from app.ui.widgets import ElidedLabel, breakable
-from app.ui.window_actions import ActionsMixin
-from app.ui.worker import WorkerConfig, WorkerHost
+from app.ui.common import error_text, log_bridge
+from app.ui.common.dialogs import NoticeBar, Questions
+from app.ui.common.screens import install_dialog_fitter, place_window, scrollable_docks
+from app.ui.common.threads import track_pool
+from app.ui.common.widgets import ElidedLabel, breakable
+from app.ui.editor.block_panel import BlockPanel
+from app.ui.editor.canvas import PageView
+from app.ui.editor.document_model import DocumentModel
+from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
+from app.ui.editor.page_list import PageList
+from app.ui.editor.undo import push_edit
+from app.ui.editor.undo_keys import UndoKeyRouter
+from app.ui.reading.device_status import DeviceStatusMixin
+from app.ui.reading.run_control import RunMixin
+from app.ui.reading.run_stats import RunStats
+from app.ui.reading.worker import WorkerConfig, WorkerHost
+from app.ui.render import controller as render_ui
+from app.ui.shell import actions, session
+from app.ui.shell.preferences import SettingsWriter
+from app.ui.shell.window_actions import ActionsMixin
 
 
 class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
@@ -73,7 +75,7 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self._image_signals.failed.connect(self._on_image_failed)
         self._run_id = 0
         self._run_started = 0.0
-        self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.run_stats)
+        self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.reading.run_stats)
         self._restored_unsaved = False
         self._closing = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
@@ -134,7 +136,7 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         w.failed.connect(self._on_failed)
         self.host.request_finished.connect(self._on_finished)
         self.configure_worker()
-        from app.ui.translate_control import TranslationControl
+        from app.ui.translate.control import TranslationControl
 
         self.translation = TranslationControl(self)
 
@@ -335,7 +337,7 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
 
     def show_notice(self, kind: str, message: str, buttons=()) -> None:
         """Show a message over the page; an error that names a terminal command to fetch a model
-        offers the model manager on that model instead (app.ui.error_text)."""
+        offers the model manager on that model instead (app.ui.common.error_text)."""
         from html import escape
 
         if kind == "error":
@@ -393,8 +395,8 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         """At exit: stop all background work (cancel, quit, waits bounded by `stop_timeout_ms`);
         True when everything stopped. What did not (a step that cannot be interrupted) is logged,
         and `run_gui` then ends the process without waiting for it. Safe to call twice."""
-        from app.ui.settings import save_geometry
-        from app.ui.threads import stop_all
+        from app.ui.common.threads import stop_all
+        from app.ui.shell.preferences import save_geometry
 
         self._closing = True
         self.log_bridge.close()

@@ -8,9 +8,9 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
 
 from app.core.settings import PATCH_BUDGETS
-from app.ui import icons
-from app.ui.device_status import fill_device_combos
-from app.ui.log_bridge import open_log_folder
+from app.ui.common import icons
+from app.ui.common.log_bridge import open_log_folder
+from app.ui.reading.device_status import fill_device_combos
 
 # (action name, label, shortcut) for the help dialog and the menus
 SHORTCUTS = [

@@ -8,8 +8,8 @@ from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
 from app.core.document import Page
-from app.ui.image_jobs import ImageJob, ImageJobSignals
-from app.ui.threads import track_pool
+from app.ui.common.threads import track_pool
+from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
 
 THUMB = 96  # thumbnail longest side, pixels
 NAME_ROLE = Qt.ItemDataRole.UserRole

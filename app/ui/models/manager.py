@@ -29,11 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import Cancelled, UserError
-from app.ui import model_guide
-from app.ui.model_status import human_size
-from app.ui.screens import fit_dialog
-from app.ui.threads import track_thread
-from app.ui.widgets import WrappedLabel
+from app.ui.common.screens import fit_dialog
+from app.ui.common.threads import track_thread
+from app.ui.common.widgets import WrappedLabel
+from app.ui.models import guide as model_guide
+from app.ui.models.status import human_size
 
 
 class TaskRunner(QObject):

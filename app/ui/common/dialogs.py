@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ui.widgets import FlowLayout
+from app.ui.common.widgets import FlowLayout
 
 STYLES = {  # kind: (background, text) that read well in light and dark themes
     "info": ("#dbeafe", "#0b2545"),

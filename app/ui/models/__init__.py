@@ -1,0 +1,1 @@
+"""The model manager dialog, its guide and the model status shown in the window."""

@@ -1,0 +1,1 @@
+"""Translated pages: the page views, the Style dock, the mask brush, page exports."""
