@@ -231,3 +231,30 @@ def test_another_source_opened_mid_translation_gets_none_of_it(make_window, page
     assert not any(p.translated for p in w.doc.project.pages)
     assert not w.translation.progress.isVisible() and not w.translation.busy()
     assert w.status_label.text().startswith("Opened other")
+
+
+def test_a_key_over_plain_http_to_another_machine_is_asked_first(make_window, pages, fake_llm, monkeypatch):
+    w = make_window()
+    session.open_path(w, pages)
+    read_pages(w)
+    lan = "http://10.255.255.1:9/v1"  # not this machine: nothing may reach it without a yes
+    w.update_settings(translation_provider="openai", translation_preset="custom", translation_base_url=lan,
+                      translation_model="m", translation_target="en")
+    keys.store_key("openai", lan, "sk-lan-secret")
+    w.questions.answers["insecure_key"] = False
+    assert w.translation.translate_current() == 0  # refused: no request made
+    assert "Nothing was sent to http://10.255.255.1:9/v1" in w.notice.label.text()
+    asked = []
+    w.questions.insecure_key = lambda parent, server: asked.append(server) or True
+    from app.core.translation import translator_settings_from
+
+    settings = translator_settings_from(w.settings)
+    assert w.translation.key_may_go(settings) and w.translation.key_may_go(settings)
+    assert asked == ["http://10.255.255.1:9/v1"]  # asked once for that server
+    # loopback and https need no question; an environment key is withheld from this URL
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    choose_backend(w, fake_llm)
+    keys.tie_env_key("openai", fake_llm.base_url, tied=False)
+    from app.ui.translate.control import _key_state
+
+    assert "$OPENAI_API_KEY is set but goes only to api.openai.com" in _key_state("openai", fake_llm.base_url)

@@ -16,6 +16,7 @@ class DocumentModel(QObject):
     page_changed = Signal(str)  # page name
     page_revealed = Signal(str)  # an undo/redo touched this page: show it
     project_reset = Signal()  # a new project (or none) was loaded
+    fields_changed = Signal()  # an edit of the project's own fields (style, glossary): emitted by its command
 
     def __init__(self, parent=None):
         super().__init__(parent)

@@ -277,6 +277,7 @@ class RenderController(QObject):
         if self.w.doc.project is None:
             return
         self.w.doc.project.style = style
+        self.w.doc.fields_changed.emit()  # journaled like a page edit
         self.style_changed()
 
     def style_changed(self) -> None:
