@@ -77,6 +77,7 @@ class _Server(ThreadingHTTPServer):
 class _Base:
     def __init__(self, handler):
         self.seen: list[Seen] = []
+        self.answered = 0  # responses sent (a slow request held or dropped is not one)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server = _Server(self, handler)
@@ -128,6 +129,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout, cancel)
+        with self.server.owner._lock:
+            self.server.owner.answered += 1
 
 
 @dataclass

@@ -510,12 +510,14 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
         if page.error and page.error.startswith(MISSING_PAGE_ERROR):
             page = replace(page, error=None)  # the file is back
         pages.append(page)
+    kept = len(pages)
     for page in saved.pages:
         if page.name not in current and page.blocks:
             error = (f"{MISSING_PAGE_ERROR}: {page.name} is no longer in the folder or archive. "
                      "Put the file back to see the page, or delete the page to drop its text.")
             pages.append(replace(page, error=error))
-    pages.sort(key=lambda p: natural_key(p.name))
+    if len(pages) > kept:  # `page_names` is in natural order already: only missing pages need a place
+        pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
                    extra=dict(saved.extra), read_only=saved.read_only)

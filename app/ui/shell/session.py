@@ -39,17 +39,17 @@ def choose_and_open(w, folder: bool) -> None:
 
 def open_path(w, path: str | Path) -> bool:
     """Open a folder or archive: its saved project, or the autosave after a crash, or a new one."""
-    from app.core.sources import open_source
+    from app.ui.editor.image_jobs import acquire_source, release_source
 
     path = Path(path).expanduser().resolve()
     if w.doc.project is not None and not _confirm_leave(w):
         return False
     try:
-        source = open_source(path)
+        source = acquire_source(str(path))  # listed once: the page and thumbnail jobs reuse it
         try:
             names = list(source.page_names)
         finally:
-            source.close()
+            release_source(source)
     except UserError as exc:
         w.show_notice("error", str(exc))
         return False
