@@ -8,6 +8,7 @@
     hayai-desktop render ...                              translated pages  (app/commands/render.py)
     hayai-desktop translate ...                           machine translation (app/commands/translate.py)
     hayai-desktop batch ...                               a whole library   (app/commands/batch.py)
+    hayai-desktop export ...                              mokuro volume, reader page, JSON, TXT (app/commands/export.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
@@ -31,6 +32,7 @@ SUBCOMMANDS = {
     "render": "app.commands.render",
     "translate": "app.commands.translate",
     "batch": "app.commands.batch",
+    "export": "app.commands.export",
 }
 
 

@@ -49,19 +49,25 @@ def restore_translation(page: Page, block_id: str) -> Page:
     return _replace_block(page, replace(b, translation=b.machine_translation))
 
 
-def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False) -> Page:
+def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False,
+                               untranslated=None) -> Page:
     """Machine translations (`texts`: block id -> text) into the page. Each block keeps the
     text as its machine translation; its translation becomes that text unless the user wrote
-    their own (`Block.translation_edited`) and `replace_edited` is False. Ids no longer on the
-    page (a block deleted meanwhile) are ignored."""
+    their own (`Block.translation_edited`) and `replace_edited` is False. `untranslated`: block
+    id -> an answer that looks untranslated: kept as the machine text, flagged, never used as
+    the translation. Ids no longer on the page (a block deleted meanwhile) are ignored."""
+    untranslated = untranslated or {}
     blocks = []
     for b in page.blocks:
         text = texts.get(b.id)
         if text is None:
+            echo = untranslated.get(b.id)
+            if echo is not None and not b.translation.strip():  # a translation it had stays
+                b = replace(b, machine_translation=echo, translator=translator, machine_flag="untranslated")
             blocks.append(b)
             continue
         keep = b.translation_edited and not replace_edited
-        blocks.append(replace(b, machine_translation=text, translator=translator,
+        blocks.append(replace(b, machine_translation=text, translator=translator, machine_flag="",
                               translation=b.translation if keep else text))
     return replace(page, blocks=tuple(blocks))
 
@@ -161,7 +167,30 @@ def reorder(page: Page, block_ids) -> Page:
     if sorted(ids) != sorted(b.id for b in page.blocks):
         raise KeyError(f"reorder of page {page.name!r} must list each block once")
     by_id = {b.id: b for b in page.blocks}
-    return page.with_blocks([by_id[i] for i in ids])
+    return replace(page.with_blocks([by_id[i] for i in ids]), order_by_hand=True)
+
+
+HAND_ORDER_IOU = 0.5  # a block read again is the same block when its box overlaps the old one this much
+
+
+def read_again(old: Page, new: Page) -> Page:
+    """The page `new` as the pipeline read it again, where `old` is the page as it was. When the
+    user renumbered `old`'s blocks by hand (`order_by_hand`), the new blocks keep that order: each
+    new block that matches an old one (IoU >= HAND_ORDER_IOU) takes its place, the others keep
+    their place after the matched block that precedes them in the computed order."""
+    if not old.order_by_hand or not old.blocks or not new.blocks:
+        return new
+    from app.core.evaluation import match_boxes
+
+    pairs = dict((ni, oi) for oi, ni in match_boxes([b.box for b in old.blocks], [b.box for b in new.blocks],
+                                                    HAND_ORDER_IOU))
+    rank: list[tuple[float, int]] = []
+    last = -1.0
+    for ni in range(len(new.blocks)):  # computed order; unmatched blocks follow the matched one before them
+        last = float(pairs[ni]) if ni in pairs else last + 1e-3
+        rank.append((last, ni))
+    ordered = [new.blocks[ni] for _, ni in sorted(rank)]
+    return replace(new.with_blocks(ordered), order_by_hand=True)
 
 
 def move_block(page: Page, block_id: str, new_index: int) -> Page:

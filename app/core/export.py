@@ -75,6 +75,8 @@ def export_json_data(project: Project, pages: list[str] | None = None) -> dict:
         "source": str(project.source),
         "order": project.order,
         "style": style_to_dict(project.style),
+        **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
+        **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [_page_json(number, page) for number, page in _selected(project, pages)],
     }, project.extra.get(EXPORT_FORMAT))
 
@@ -106,6 +108,8 @@ def _block_json(block: Block) -> dict:
         "translation_edited": block.translation_edited,
         "translator": block.translator,
     }
+    if block.machine_flag:
+        data["machine_flag"] = block.machine_flag
     style = override_to_dict(block.style)
     if style is not None:
         data["style"] = style

@@ -21,11 +21,12 @@ from app.render.strokes import stroke_from_dict
 from app.render.style import TextStyle, override_from_dict, style_from_dict
 
 EXPORT_SCHEMA = FileSchema("JSON export", (EXPORT_VERSION, EXPORT_MINOR))  # 1.0 -> 1.1: nothing to move
-_TOP_KEYS = ("format", "version", "minor", "app_version", "exported_at", "source", "order", "style", "pages")
+_TOP_KEYS = ("format", "version", "minor", "app_version", "exported_at", "source", "order", "style", "series_uuid",
+             "volume_uuid", "pages")
 _PAGE_KEYS = ("number", "name", "width", "height", "processed", "error", "blocks")
 _BLOCK_KEYS = ("id", "order", "kind", "box", "polygon", "vertical", "score", "text", "edited", "ocr_text",
                "translation", "model", "patches", "machine_translation", "translation_edited", "translator",
-               "style", "mask_edits")
+               "style", "mask_edits", "machine_flag")
 
 
 def read_json(path: str | os.PathLike) -> dict:
@@ -65,7 +66,8 @@ def project_from_export(data: dict, path: str | os.PathLike = "<export>") -> Pro
         order = str(data.get("order", "rtl"))
         extra = unknown_keys(data, _TOP_KEYS)
         return Project(source=str(data["source"]), pages=pages, order=order if order in ("rtl", "ltr") else "rtl",
-                       style=style, extra={EXPORT_FORMAT: extra} if extra else {}, read_only=opened.read_only)
+                       style=style, extra={EXPORT_FORMAT: extra} if extra else {}, read_only=opened.read_only,
+                       series_uuid=str(data.get("series_uuid") or ""), volume_uuid=str(data.get("volume_uuid") or ""))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         if opened.read_only:
             raise UserError(f"{opened.read_only} (This one cannot read it: {type(exc).__name__}: {exc})") from exc
@@ -106,5 +108,6 @@ def _block(data: dict, where: str) -> Block:
         patches=None if data.get("patches") is None else int(data["patches"]),
         machine_translation=str(data.get("machine_translation", "")),
         translator=str(data.get("translator", "")),
+        machine_flag=str(data.get("machine_flag", "")),
         style=style, mask_edits=strokes, extra=unknown_keys(data, _BLOCK_KEYS) or None,
     )

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from app.core.document import Block, Page
-from app.detect.blocks import block_is_vertical, build_regions, crop, gray_page, pad_box
+from app.detect.blocks import block_is_vertical, build_regions, crop, finds_bubbles, gray_page, pad_box
 from app.errors import Cancelled, UserError
 
 log = logging.getLogger(__name__)
@@ -56,13 +56,22 @@ class PipelineProgress:
     blocks_total: int
 
 
-def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl", page=None) -> list[Block]:
+def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl", page=None,
+                 widen_text: bool | None = None) -> list[Block]:
     """The document's blocks for one page's detections: app.detect's regions in reading order,
     numbered: ids "b1".."bn", order 1..n, empty text. `page`: the page as a grayscale array
-    (`gray_page`) for the layout rules that read it (ink direction, panels, lines dropped)."""
+    (`gray_page`) for the layout rules that read it (ink direction, panels, lines dropped, text
+    boxes widened to their bubble: `widen_text`, see app.detect.build_regions)."""
+    regions = build_regions(detections, image_size, order, page=page, widen_text=widen_text)
     return [Block(id=f"b{n}", order=n, kind=r.kind, box=r.box, polygon=r.polygon, vertical=r.vertical,
                   score=r.score)
-            for n, r in enumerate(build_regions(detections, image_size, order, page=page), start=1)]
+            for n, r in enumerate(regions, start=1)]
+
+
+def _widen_text(detector) -> bool | None:
+    """Widen text boxes to their bubbles for a detector that finds no bubbles (None: unknown)."""
+    class_map = getattr(detector, "class_map", None)
+    return None if class_map is None else not finds_bubbles(class_map)
 
 
 def error_text(exc: BaseException) -> str:
@@ -124,7 +133,8 @@ class Pipeline:
         loaded = [n for n in names if n in images]
         for name, dets in self._detect_each(loaded, images, pages):
             image = images[name]
-            blocks = build_blocks(dets, image.size, s.order, page=gray_page(image))
+            blocks = build_blocks(dets, image.size, s.order, page=gray_page(image),
+                                  widen_text=_widen_text(self.detector))
             pages[name] = Page(name=name, width=image.width, height=image.height, blocks=tuple(blocks))
             counts["blocks_total"] += len(blocks)
         report()
@@ -190,7 +200,7 @@ class Pipeline:
         with empty text, as `process` would read them."""
         s = self.settings
         (dets,) = self.detector.detect([image], imgsz=s.imgsz, conf=s.conf, iou=s.iou, batch=1)
-        return build_blocks(dets, image.size, s.order, page=gray_page(image))
+        return build_blocks(dets, image.size, s.order, page=gray_page(image), widen_text=_widen_text(self.detector))
 
     def _recognize(self, crops, progress=None, cancel=None) -> list[str]:
         s = self.settings

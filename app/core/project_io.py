@@ -13,24 +13,33 @@ explicit save, so that frequent background writes never touch the user's folder.
 GUI calls `recoverable_autosave(source)`: a path when an autosave newer than the project file
 exists (offer to restore it with `load_project`), else None.
 
-File format (JSON, UTF-8), schema version 1.1 (see docs/export-format.md; versions, migrations and
+File format (JSON, UTF-8), schema version 1.2 (see docs/export-format.md; versions, migrations and
 unknown keys: app.core.versioning):
-    {"format": "hayai-desktop-project", "version": 1, "minor": 1, "app_version": str, "saved_at": ISO-8601,
+    {"format": "hayai-desktop-project", "version": 1, "minor": 2, "app_version": str, "saved_at": ISO-8601,
      "source": absolute path, "order": "rtl"|"ltr",
      "pages": [{"name", "width", "height", "processed", "error",
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
                             "text": str | null, "translation", "model", "patches": int | null,
-                            "machine_translation", "translator",
+                            "machine_translation", "translator", "machine_flag",
                             "style": {changed style fields} | null,
                             "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
      "glossary": [{"source", "target", "note"}],
-     "style": {the project's lettering style: font, min_size, max_size, color, ...}}
-"machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
+     "style": {the project's lettering style: font, min_size, max_size, color, ...},
+     "sizes": "each" | "one" | "few"}
+A page may also hold "sizes" (its own size harmonisation; absent = the project's).
+A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.
+"machine_translation", "translator", "machine_flag", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults; the
 migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
 block, are kept (`extra`) and written back; a file of a newer major version loads read-only
 (`Project.read_only`), and `save_project` refuses to write over it.
+"series_uuid" and "volume_uuid" (the identity the .mokuro export gives readers, app.core.mokuro)
+are written once set (optional keys within 1.1).
+
+A source that is a mokuro volume (a .mokuro file, a folder holding one, or the page folder beside
+one) opens as its page folder; with no saved project yet, the project starts from the .mokuro's
+blocks (app.core.mokuro). A saved project always wins over the .mokuro, so edits are never lost.
 """
 from __future__ import annotations
 
@@ -54,7 +63,7 @@ from app.translate.base import GlossaryEntry
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 1
+SCHEMA_MINOR = 2  # 1.2: "sizes" (the project's and a page's size harmonisation)
 FOLDER_PROJECT_NAME = ".hayai-project.json"
 FILE_PROJECT_SUFFIX = ".hayai.json"
 MISSING_PAGE_ERROR = "missing from the source"  # Page.error prefix for pages no longer on disk
@@ -143,8 +152,8 @@ def autosave_path_for(source_path: str | os.PathLike) -> Path:
 # ----------------------------------------------------------------------------- versions
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
-             "pages")
-_PAGE_KEYS = ("name", "width", "height", "processed", "error", "blocks")
+             "series_uuid", "volume_uuid", "pages", "sizes")
+_PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks", "sizes")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
 
@@ -180,18 +189,25 @@ def project_to_dict(project: Project) -> dict:
         "source": str(project.source),
         "order": project.order,
         "style": style_to_dict(project.style),
+        "sizes": project.sizes,
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
+        **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
+        **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [page_to_dict(page) for page in project.pages],
     }, project.extra.get(FORMAT))
 
 
 def page_to_dict(page: Page) -> dict:
     """One page as plain JSON data (the project file's page object)."""
-    return with_unknown({
+    data = {
         "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
+        **({"order_by_hand": True} if page.order_by_hand else {}),
         "blocks": [block_to_dict(b) for b in page.blocks],
-    }, page.extra)
+    }
+    if page.sizes is not None:
+        data["sizes"] = page.sizes
+    return with_unknown(data, page.extra)
 
 
 def block_to_dict(block: Block) -> dict:
@@ -305,9 +321,13 @@ def _project(data: dict, path: Path) -> Project:
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
     style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
+    sizes = reader.sizes(data, "")
+    series_uuid = reader.text(data, "series_uuid", "", optional=True, default="")
+    volume_uuid = reader.text(data, "volume_uuid", "", optional=True, default="")
     extra = unknown_keys(data, _TOP_KEYS)
     return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
-                   extra={FORMAT: extra} if extra else {})
+                   series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {},
+                   sizes=sizes or "each")
 
 
 def project_fields_to_dict(project: Project) -> dict:
@@ -391,6 +411,14 @@ class _Reader:
         except (ValueError, TypeError) as exc:
             self.fail(where, str(exc))
 
+    def sizes(self, data: dict, where: str) -> str | None:
+        from app.render.page import SIZE_MODES
+
+        value = data.get("sizes")
+        if value is not None and value not in SIZE_MODES:
+            self.fail(_join(where, "sizes"), f"expected one of {', '.join(SIZE_MODES)}, not {value!r}")
+        return value
+
     def block_style(self, data, where: str):
         try:
             return override_from_dict(data)
@@ -420,6 +448,8 @@ class _Reader:
             blocks=tuple(self.block(b, f"{where}.blocks[{i}]") for i, b in enumerate(blocks_data)),
             processed=self.flag(data, "processed", where),
             error=self.text(data, "error", where, optional=True),
+            sizes=self.sizes(data, where),
+            order_by_hand=self.flag(data, "order_by_hand", where),
             extra=unknown_keys(data, _PAGE_KEYS) or None,
         )
 
@@ -454,6 +484,7 @@ class _Reader:
             mask_edits=self.strokes(data.get("mask_edits"), f"{where}.mask_edits"),
             machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
             translator=self.text(data, "translator", where, optional=True, default=""),
+            machine_flag=self.text(data, "machine_flag", where, optional=True, default=""),
             extra=unknown_keys(data, _BLOCK_KEYS) or None,
         )
 
@@ -480,14 +511,20 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     Pages added on disk appear unprocessed; pages gone from disk are dropped, except those
     holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
     Raises UserError for a damaged project file (so it is never silently overwritten).
+    A mokuro volume opens as its page folder; without a saved project its blocks come from the
+    .mokuro file (app.core.mokuro).
     """
-    source = _abs(source_path)
+    from app.core.mokuro import mokuro_for_images, project_from_mokuro
+    from app.core.sources import resolve_source_path
+
+    source = resolve_source_path(source_path)
     if page_names is None:
         with open_source(source) as opened:
             page_names = list(opened.page_names)
     path = Path(project_file) if project_file is not None else find_project_file(source)
     if path is None:
-        saved = Project(source=str(source), pages=[])
+        mokuro = mokuro_for_images(source)
+        saved = project_from_mokuro(mokuro, source) if mokuro is not None else Project(source=str(source), pages=[])
     else:
         saved = load_project(path)
     if replay_journal:
@@ -520,7 +557,8 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
         pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
-                   extra=dict(saved.extra), read_only=saved.read_only)
+                   series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid,
+                   extra=dict(saved.extra), read_only=saved.read_only, sizes=saved.sizes)
 
 
 # ----------------------------------------------------------------------------- autosave

@@ -289,12 +289,26 @@ class FileSource(Source):
             raise ImageError(f"{self.path}: cannot read the file ({exc.strerror or exc}).") from exc
 
 
+def resolve_source_path(path: str | os.PathLike) -> Path:
+    """The absolute path of the source that `path` names: itself, or for a mokuro volume (a
+    .mokuro file, or a folder holding exactly one) the folder of its page images beside it.
+    Raises UserError for a .mokuro file without its images or a folder holding several."""
+    from app.core.mokuro_files import images_root, mokuro_file_in
+
+    path = Path(os.path.abspath(os.fspath(path)))
+    mokuro = mokuro_file_in(path)
+    if mokuro is None or (mokuro != path and mokuro.parent == path.parent):
+        return path  # not a volume, or a page folder itself (its .mokuro beside it)
+    return images_root(mokuro)
+
+
 def open_source(path: str | os.PathLike) -> Source:
     """Open a folder of images, a .cbz/.zip archive or one image file; lists pages, decodes none.
+    A mokuro volume (a .mokuro file or a folder holding one) opens its page folder.
 
     Raises UserError when the path does not exist or is not a supported kind of source.
     """
-    path = Path(os.path.abspath(os.fspath(path)))
+    path = resolve_source_path(path)
     if path.is_dir():
         return FolderSource.scan(path)
     if not path.exists():

@@ -19,6 +19,10 @@ Rules (one place, used by the pipeline and by user-drawn boxes alike):
   would get) is mostly long straight strokes and holds no text once they are set aside (a
   panel border, a dashed line, speed lines, hatching: app.detect.ink.is_line_art) is dropped.
   Boxes the user draws are never dropped.
+- Text box -> bubble: with the page image and a detector that finds text, not bubbles, a text
+  detection (a box tight around the glyphs) that sits in a closed bubble becomes that bubble (kind "bubble", the bubble's box and outline
+  as its polygon: cleaning and lettering use the whole bubble; app.detect.bubbles). Text on
+  artwork or a background keeps its box and its kind.
 - Reading order: with the page image, panel by panel (app.detect.panels finds them from the
   gutters), see app.detect.order.
 - Block boxes are the detected extents; padding (`pad_box`) is applied when cropping, so a
@@ -91,6 +95,7 @@ class _Group:
     score: float
     polygon: tuple[tuple[float, float], ...] | None
     text_box: Box | None = None  # union of absorbed text boxes (decides the vertical flag)
+    found_bubble: bool = False  # a text box widened to the bubble found around it
 
 
 def _merge_duplicates(dets: list[Detection]) -> list[_Group]:
@@ -132,6 +137,12 @@ def _clamp(box: Box, size: tuple[int, int]) -> Box:
     return (min(max(box[0], 0.0), w), min(max(box[1], 0.0), h), min(max(box[2], 0.0), w), min(max(box[3], 0.0), h))
 
 
+def finds_bubbles(class_map) -> bool:
+    """Does a detector with this class map ({id: kind}) find bubbles? When it does not (a text
+    detector), its text boxes are widened to the bubbles around them."""
+    return "bubble" in set(dict(class_map).values())
+
+
 def gray_page(image) -> np.ndarray:
     """The page as a grayscale (H, W) uint8 array, what the layout rules read."""
     return np.asarray(image if image.mode == "L" else image.convert("L"))
@@ -150,14 +161,17 @@ def block_is_vertical(box: Box, page: np.ndarray | None = None, shape_box: Box |
 
 
 def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], order: str = "rtl",
-                  kinds: Sequence[str] = READ_KINDS, page: np.ndarray | None = None) -> list[Region]:
+                  kinds: Sequence[str] = READ_KINDS, page: np.ndarray | None = None,
+                  widen_text: bool | None = None) -> list[Region]:
     """The regions to read on one page, in reading order.
 
     detections: from `Detector.detect` for this page; image_size: (width, height) in pixels of
     the same image; order: "rtl" (manga) or "ltr" (comics, webtoons); page: the same image as a
     grayscale (H, W) uint8 array (`gray_page`): the ink decides the writing direction, the panels
     the order, and detections on lines are dropped (without it: the box shapes, the page-wide
-    order, nothing dropped). Deterministic: the same detections give the same regions in the
+    order, nothing dropped); widen_text: text boxes in a closed bubble become that bubble (True
+    for a detector that finds text, not bubbles: `finds_bubbles`; None: when no detection of the
+    page is a bubble). Deterministic: the same detections give the same regions in the
     same order, whatever order they came in.
     """
     dets = [d for d in detections if d.kind in kinds]
@@ -170,11 +184,33 @@ def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], 
         from app.detect.panels import find_panels
 
         groups = [g for g in groups if not is_line_art(page, pad_box(g.box, image_size))]
-        panels = find_panels(page, order, ignore=[g.box for g in groups])
+        if widen_text or (widen_text is None and not any(d.kind == "bubble" for d in dets)):
+            _widen_to_bubbles(groups, page)
+        panels = find_panels(page, order, ignore=[g.text_box if g.found_bubble else g.box for g in groups],
+                             bubbles=[g.polygon for g in groups if g.found_bubble])
     boxes = [tuple(round(v, 2) for v in g.box) for g in groups]
     return [Region(box=boxes[i], kind=groups[i].kind, score=round(groups[i].score, 4), polygon=groups[i].polygon,
-                   vertical=block_is_vertical(boxes[i], page, groups[i].text_box or groups[i].box))
+                   vertical=block_is_vertical(groups[i].text_box or boxes[i], page, groups[i].text_box or groups[i].box))
             for i in reading_order(boxes, order, panels)]
+
+
+def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> None:
+    """A text detection (tight around its glyphs) inside a closed bubble becomes that bubble:
+    kind "bubble", the bubble's box and outline (app.detect.bubbles), its own box kept as the
+    text's (the writing direction reads it). Text on artwork keeps its box."""
+    from app.detect.bubbles import bubble_around, paper_level
+
+    level = paper_level(page)
+    bubbles = [g.box for g in groups if g.kind == "bubble"]  # a detected bubble is never replaced
+    for g in groups:
+        if g.kind != "text":
+            continue
+        found = bubble_around(page, g.box, level)
+        if found is None or len(found.polygon) < 3:
+            continue
+        if any(intersection(found.box, b) > 0.5 * min(area(found.box), area(b)) for b in bubbles):
+            continue  # a detected bubble is there already
+        g.text_box, g.kind, g.box, g.polygon, g.found_bubble = g.box, "bubble", found.box, found.polygon, True
 
 
 def pad_box(box: Box, image_size: tuple[int, int], pad: float = DEFAULT_PAD) -> tuple[int, int, int, int]:

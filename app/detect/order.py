@@ -42,11 +42,16 @@ def _group(indices: list[int], boxes: Sequence[Box], lo: int, hi: int, ratio: fl
 
 
 def panel_of(box: Box, panels: Sequence[Box]) -> int:
-    """Index of the panel `box` overlaps most; the nearest panel (by centres) when it overlaps none."""
+    """Index of the panel `box` overlaps most (of two it lies in alike, the smaller: an inset
+    panel, a panel inside an L-shaped one's box); the nearest panel (by centres) when it
+    overlaps none."""
     def inter(p: Box) -> float:
         return _overlap(box[0], box[2], p[0], p[2]) * _overlap(box[1], box[3], p[1], p[3])
 
-    best = max(range(len(panels)), key=lambda k: (inter(panels[k]), -k))
+    def size(p: Box) -> float:
+        return (p[2] - p[0]) * (p[3] - p[1])
+
+    best = max(range(len(panels)), key=lambda k: (round(inter(panels[k]), 3), -size(panels[k]), -k))
     if inter(panels[best]) > 0:
         return best
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2

@@ -1,4 +1,26 @@
-"""Panels of a page, in reading order, from its gutters (recursive XY cut).
+"""Panels of a page, in reading order, from its gutters: straight cuts, then regions.
+
+Two rules, the second refining the first (`panel_layout`):
+
+1. Straight gutters (recursive XY cut, `find_gutter_panels`), described below: exact on pages
+   whose gutters run straight across, paper-white between bordered panels.
+2. Regions bounded by the gutter (`region_panels`): the gutter is the paper-coloured area
+   connected to the page's edge (white, or black on a page whose edge is dark: the colour of the
+   page's outer ring decides), whatever its course (slanted borders, gutters that stop at a tall
+   panel); what it does not reach falls apart into the panels. Bubbles found around the text
+   boxes (app.detect.bubbles) are painted as paper first, so a bubble straddling a gutter does
+   not join the two panels. A straight-cut panel holding two or more such regions (at least
+   REGION_INSIDE of each) is replaced by them, cut to it.
+
+Panels are then put in reading order by their boxes (`order_panels`): tiers top to bottom (a
+cut between boxes, with PANEL_SLACK of the page's height for slanted borders), inside a tier
+the columns right to left (manga) or left to right, recursively.
+
+Confidence: the layout is `sure` unless its panels overlap each other heavily (MAX_OVERLAP of
+the smaller, without one lying inside the other's box) or leave many of the text boxes outside every panel (more than
+MAX_OUTSIDE of them with less than half their area in panels: a bubble straddling two panels
+is inside): then the reading order does not use the panels (app.detect.order's
+page-wide rule), so an unsure panel finder is never worse than none.
 
 Panels are separated by gutters: bands of paper that run straight across a part of the page.
 The page is cut along every gutter that crosses its whole width (rows of panels), each row
@@ -16,6 +38,7 @@ with no gutter is one panel. No Qt; numpy only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -76,8 +99,9 @@ def _cuts(ink: np.ndarray, length: int, min_gutter: int, min_piece: int) -> list
     return pieces
 
 
-def find_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = ()) -> list[Box]:
-    """Panel boxes (x0, y0, x1, y1) of the grayscale page `gray` (H, W uint8) in reading order."""
+def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = ()) -> list[Box]:
+    """Panel boxes (x0, y0, x1, y1) of the grayscale page `gray` (H, W uint8) in reading order,
+    from the straight gutters only (rule 1)."""
     paper = paper_mask(gray, ignore)
     h, w = paper.shape
     min_gutter = max(3, int(MIN_GUTTER * max(h, w)))
@@ -106,3 +130,153 @@ def find_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = ()
 
     split(0, 0, w, h, 0)
     return out or [(0.0, 0.0, float(w), float(h))]
+
+
+# --- rule 2: regions bounded by the gutter; the layout and its confidence --------------------
+
+DARK_LEVEL = 70  # a pixel this dark or darker is gutter on a page whose edge is dark
+RING_PX = 3  # the page's outer ring: its colour says whether gutters are paper or black
+MIN_REGION_AREA = 0.012  # of the page: smaller regions are no panels (free text, a speck of art)
+MIN_REGION_SIDE = 0.05  # of the page's side
+BUBBLE_OUTLINE = 5  # px: a bubble's outline painted as paper with its inside
+REGION_INSIDE = 0.7  # a region lies in a straight-cut panel when this share of its box does
+PANEL_SLACK = 0.02  # of the page's height: how far boxes of two tiers may overlap (slanted borders)
+MAX_OVERLAP = 0.3  # of the smaller panel: panels overlapping more make the layout unsure ...
+NESTED = 0.9  # ... unless the smaller lies inside the larger's box (an inset panel, an L-shaped panel)
+MAX_OUTSIDE = 0.25  # share of the text boxes outside every panel that makes the layout unsure
+
+
+@dataclass(frozen=True)
+class PanelLayout:
+    """The page's panels in reading order and whether the finder is `sure` of them (when not,
+    the reading order does not use them); `dark`: the gutters are black."""
+
+    panels: tuple[Box, ...]
+    sure: bool
+    dark: bool = False
+
+
+def _area(b: Box) -> float:
+    return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
+
+
+def _inter(a: Box, b: Box) -> float:
+    return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
+
+
+def dark_gutters(gray: np.ndarray) -> bool:
+    """Is the page's outer ring mostly black (a dark page: its gutters are black)?"""
+    r = RING_PX
+    ring = np.concatenate([gray[:r].ravel(), gray[-r:].ravel(), gray[:, :r].ravel(), gray[:, -r:].ravel()])
+    level = float(np.percentile(gray[:: max(1, gray.shape[0] // 256), :: max(1, gray.shape[1] // 256)], 95))
+    return bool((ring <= DARK_LEVEL).mean() > (ring >= PAPER_FRACTION * level).mean())
+
+
+def region_panels(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequence = (),
+                  dark: bool | None = None) -> list[Box]:
+    """Rule 2: boxes of the regions the gutter (paper or black, connected to the page's edge)
+    does not reach, unordered. `ignore`: boxes painted as gutter colour (text); `bubbles`:
+    polygons ((x, y), ...) painted likewise (a bubble over a gutter)."""
+    import cv2
+
+    h, w = gray.shape
+    dark = dark_gutters(gray) if dark is None else dark
+    level = float(np.percentile(gray[:: max(1, h // 256), :: max(1, w // 256)], 95))
+    colour = (gray <= DARK_LEVEL) if dark else (gray >= PAPER_FRACTION * level)
+    colour = colour.astype(np.uint8)
+    for poly in bubbles:
+        if poly is not None and len(poly) >= 3:
+            pts = np.round(np.asarray(poly)).astype(np.int32)
+            cv2.fillPoly(colour, [pts], 1)
+            cv2.polylines(colour, [pts], True, 1, thickness=BUBBLE_OUTLINE)
+    for x0, y0, x1, y1 in ignore:
+        colour[max(0, int(y0)):min(h, int(np.ceil(y1))), max(0, int(x0)):min(w, int(np.ceil(x1)))] = 1
+    _, labels = cv2.connectedComponents(colour, connectivity=4)
+    edge = np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]])
+    gutter = np.isin(labels, np.unique(edge[edge > 0]))
+    n, _, stats, _ = cv2.connectedComponentsWithStats((~gutter).astype(np.uint8), connectivity=4)
+    out = []
+    for i in range(1, n):
+        x, y, bw, bh, count = (int(v) for v in stats[i])
+        if count >= MIN_REGION_AREA * h * w and bw >= MIN_REGION_SIDE * w and bh >= MIN_REGION_SIDE * h:
+            out.append((float(x), float(y), float(x + bw), float(y + bh)))
+    return out
+
+
+def order_panels(panels: Sequence[Box], order: str = "rtl", page_height: float | None = None) -> list[Box]:
+    """`panels` in reading order: tiers top to bottom, the panels of a tier (or the columns of
+    stacked panels) right to left for "rtl", left to right for "ltr", recursively."""
+    boxes = list(panels)
+    if not boxes:
+        return []
+    height = page_height or max(b[3] for b in boxes)
+    slack = PANEL_SLACK * height
+
+    def groups(idx: list[int], lo: int, hi: int) -> list[list[int]]:
+        ranked = sorted(idx, key=lambda i: (boxes[i][lo], boxes[i][hi], i))
+        out, reach = [[ranked[0]]], boxes[ranked[0]][hi]
+        for i in ranked[1:]:
+            if boxes[i][lo] >= reach - slack:
+                out.append([i])
+            else:
+                out[-1].append(i)
+            reach = max(reach, boxes[i][hi])
+        return out
+
+    def rec(idx: list[int]) -> list[int]:
+        if len(idx) <= 1:
+            return idx
+        tiers = groups(idx, 1, 3)
+        if len(tiers) > 1:
+            return [j for t in tiers for j in rec(t)]
+        cols = groups(idx, 0, 2)
+        if len(cols) > 1:
+            return [j for c in (reversed(cols) if order == "rtl" else cols) for j in rec(c)]
+        across = (lambda i: -boxes[i][2]) if order == "rtl" else (lambda i: boxes[i][0])
+        return sorted(idx, key=lambda i: (boxes[i][1], across(i), i))
+
+    return [boxes[i] for i in rec(list(range(len(boxes))))]
+
+
+def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (),
+                 bubbles: Sequence = ()) -> PanelLayout:
+    """The panels of the grayscale page in reading order, with the finder's confidence.
+    `ignore`: the page's text and bubble boxes (paper for the gutter search, and the boxes
+    whose place decides the confidence); `bubbles`: bubble outlines (polygons) found around
+    text boxes (paper too; their boxes count as paper for the straight cuts)."""
+    dark = dark_gutters(gray)
+    page = 255 - gray if dark else gray
+    outlines = [np.asarray(p, dtype=np.float64) for p in bubbles if p is not None and len(p) >= 3]
+    boxes = [(float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max())) for p in outlines]
+    straight = find_gutter_panels(page, order, [*ignore, *boxes])
+    regions = region_panels(gray, ignore, bubbles, dark)
+    panels: list[Box] = []
+    for p in straight:
+        inside = [r for r in regions if _inter(r, p) >= REGION_INSIDE * _area(r)]
+        if len(inside) >= 2:
+            panels.extend((max(r[0], p[0]), max(r[1], p[1]), min(r[2], p[2]), min(r[3], p[3])) for r in inside)
+        else:
+            panels.append(p)
+    panels = order_panels(panels, order, float(gray.shape[0]))
+    return PanelLayout(tuple(panels), _sure(panels, ignore), dark)
+
+
+def _sure(panels: Sequence[Box], boxes: Sequence[Box]) -> bool:
+    for i, a in enumerate(panels):
+        for b in panels[i + 1:]:
+            inter, smaller = _inter(a, b), max(1.0, min(_area(a), _area(b)))
+            if MAX_OVERLAP * smaller < inter < NESTED * smaller:  # an inset panel (or an L-shaped one's box) is fine
+                return False
+    if boxes:
+        outside = sum(sum(_inter(t, p) for p in panels) < 0.5 * max(1.0, _area(t)) for t in boxes)
+        if outside > MAX_OUTSIDE * len(boxes):
+            return False
+    return True
+
+
+def find_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (),
+                bubbles: Sequence = ()) -> list[Box]:
+    """Panel boxes (x0, y0, x1, y1) of the grayscale page `gray` (H, W uint8) in reading order
+    (`panel_layout`'s panels; [] when the finder is not sure of them)."""
+    layout = panel_layout(gray, order, ignore, bubbles)
+    return list(layout.panels) if layout.sure else []

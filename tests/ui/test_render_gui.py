@@ -163,12 +163,12 @@ def test_export_menu_writes_cbz_and_psd(translated, tmp_path, qtbot):
         exporter.start("cbz", str(tmp_path / "v.cbz"))
     assert sig.args == ["done"]
     with zipfile.ZipFile(tmp_path / "v.cbz") as z:
-        assert z.namelist() == ["page-001.png", "page-002.png", "page-003.png"]
+        assert z.namelist() == ["page-001.png", "page-002.png", "page-003.png", "ComicInfo.xml"]
     with qtbot.waitSignal(exporter.finished, timeout=60000):
         exporter.start("psd", str(tmp_path / "psd"))
     from psd_tools import PSDImage
 
     psd = PSDImage.open(tmp_path / "psd" / "page-001.psd")
-    lettered = [str(b.order) for b in w.doc.page("page-001.png").blocks if b.translation]
-    assert [layer.name for layer in psd] == ["original", "cleaned", *lettered]
+    lettered = [f"block {b.order}" for b in w.doc.page("page-001.png").blocks if b.translation]
+    assert [layer.name for layer in psd] == ["original", "cleaned", "inpainting patches", *reversed(lettered)]
     assert "Exported 3 file(s)" in w.status_label.text()

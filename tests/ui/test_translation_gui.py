@@ -125,7 +125,15 @@ def test_cancel_stops_mid_request_and_keeps_what_arrived(make_window, pages, fak
     with qtbot.waitSignal(w.translation.run_finished, timeout=60000) as blocker:
         w.translation.translate_all()
         qtbot.waitUntil(lambda: len(fake_llm.chats()) == 2, timeout=30000)
+        rid = w.translation.run_id
         w.action_cancel()  # Esc
+        # a page the worker sends after the cancel is dropped, as the reading worker's are
+        from app.core.translation import PageOutcome
+
+        late = w.doc.page("page-002.png")
+        w.translation.host.worker.page_translated.emit(rid, PageOutcome(late.name, late, {"b1": "Wait!"},
+                                                                        translator="test"))
+        assert not w.doc.page("page-002.png").translated
     assert blocker.args == ["cancelled"]
     assert fake_llm.answered == 1  # the run ended while page 2's answer was still held: it did not wait
     assert w.doc.page("page-001.png").translated and not w.doc.page("page-002.png").translated

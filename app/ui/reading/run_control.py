@@ -78,8 +78,8 @@ class RunMixin:
         if req_id == self._run_id:
             self.run_stats.page_read()
         old = self.doc.page(page.name)
-        new = replace(old, error=page.error) if page.error else replace(page, width=page.width or old.width,
-                                                                        height=page.height or old.height)
+        new = replace(old, error=page.error) if page.error else edits.read_again(
+            old, replace(page, width=page.width or old.width, height=page.height or old.height))
         self.edit(lambda _p: new, f"read {page.name}", page=page.name)
 
     def _on_region_read(self, req_id: int, page_name: str, block, panels=()) -> None:

@@ -276,8 +276,7 @@ class RenderController(QObject):
         """Called by ProjectStyleCommand: the project's default changed."""
         if self.w.doc.project is None:
             return
-        self.w.doc.project.style = style
-        self.w.doc.fields_changed.emit()  # journaled like a page edit
+        self.w.doc.set_style(style)
         self.style_changed()
 
     def style_changed(self) -> None:

@@ -37,10 +37,11 @@ from app.ui.editor.undo_keys import UndoKeyRouter
 from app.ui.reading.device_status import DeviceStatusMixin
 from app.ui.reading.run_control import RunMixin
 from app.ui.reading.run_stats import RunStats
-from app.ui.reading.worker import WorkerConfig, WorkerHost
+from app.ui.reading.worker import ReadingHost, WorkerConfig
 from app.ui.render import controller as render_ui
 from app.ui.shell import actions, session
 from app.ui.shell.preferences import SettingsWriter
+from app.ui.shell.reader_export import ReaderExporter
 from app.ui.shell.window_actions import ActionsMixin
 
 
@@ -52,6 +53,29 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
 
     def __init__(self, settings: AppSettings | None = None, settings_path=None):
         super().__init__()
+        self._init_state(settings, settings_path)
+        self._build_page_area()
+        self._build_status_bar()
+        self.act = actions.build(self)
+        actions.update_enabled(self)
+        self.doc.project_reset.connect(lambda: actions.update_enabled(self))
+        self._load_toolbar_from_settings()
+        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
+        self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
+        self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
+        self._start_reading_worker()
+        from app.ui.translate.control import TranslationControl
+
+        self.translation = TranslationControl(self)
+        self._connect_editing()
+        session.refresh_recent_menu(self)
+        scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
+        place_window(self)  # run_gui restores the last geometry over this
+        install_dialog_fitter()
+        self.update_model_banner()
+
+    def _init_state(self, settings: AppSettings | None, settings_path) -> None:
+        """Settings, the document, the undo history, the page-image pool, run bookkeeping."""
         from PySide6.QtCore import QThreadPool
 
         self.settings = settings or AppSettings()
@@ -85,6 +109,8 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.stopped_cleanly = True  # False when shutdown() left work running
         self.last_error = ""
 
+    def _build_page_area(self) -> None:
+        """The canvas under the two notice bars, the Pages and Blocks docks."""
         self.setWindowTitle("Hayai Desktop")
         self.setAcceptDrops(True)
         self.view = PageView()
@@ -111,6 +137,7 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
                          [210, 340], Qt.Orientation.Horizontal)
 
+    def _build_status_bar(self) -> None:
         self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
@@ -121,14 +148,9 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.device_label)
 
-        self.act = actions.build(self)
-        actions.update_enabled(self)
-        self.doc.project_reset.connect(lambda: actions.update_enabled(self))
-        self._load_toolbar_from_settings()
-        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
-        self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
-
-        self.host = WorkerHost(self)
+    def _start_reading_worker(self) -> None:
+        """The detection/OCR worker's host, its results to the run handlers, its configuration."""
+        self.host = ReadingHost(self)
         w = self.host.worker
         w.models_loading.connect(self._on_models_loading)
         self.connect_device_signals()
@@ -139,17 +161,16 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         w.failed.connect(self._on_failed)
         self.host.request_finished.connect(self._on_finished)
         self.configure_worker()
-        from app.ui.translate.control import TranslationControl
 
-        self.translation = TranslationControl(self)
-
+    def _connect_editing(self) -> None:
+        """Undo keys in the editors; the canvas, the block panel and the page list to the edits."""
         self.undo_keys = UndoKeyRouter(self)  # Ctrl+Z reaches the project's history from the editors too
         for editor in (self.panel.text_edit, self.panel.translation_edit):
             self.undo_keys.watch(editor, self.panel.typing)
         self.undo_keys.watch(self.view, self.view.inline_edit_pending)
         self.doc.page_changed.connect(self._on_page_changed)
         self.doc.page_changed.connect(lambda name: session.journal_page(self, name))
-        self.doc.fields_changed.connect(lambda: session.journal_fields(self))
+        self.doc.project_changed.connect(lambda _what: session.journal_fields(self))
         self.doc.page_revealed.connect(self.show_page)
         self.page_list.page_activated.connect(self.show_page)
         self.view.block_selected.connect(self._on_canvas_selection)
@@ -168,11 +189,6 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.autosave_timer = QTimer(self, singleShot=True, interval=1500, timeout=self.autosave)
         self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
         self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
-        session.refresh_recent_menu(self)
-        scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
-        place_window(self)  # run_gui restores the last geometry over this
-        install_dialog_fitter()
-        self.update_model_banner()
 
     # --- settings and toolbar -------------------------------------------------------------------
     def _load_toolbar_from_settings(self) -> None:
@@ -256,10 +272,8 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self._images[name] = image
         while len(self._images) > 4:
             self._images.pop(next(iter(self._images)))
-        if self.doc.has_page(name):
-            page = self.doc.page(name)
-            if (page.width, page.height) != (w, h):
-                self.doc.project.pages[self.doc.project.page_index(name)] = replace(page, width=w, height=h)
+        if self.doc.has_page(name) and (self.doc.page(name).width, self.doc.page(name).height) != (w, h):
+            self.doc.set_page_size(name, w, h)
         if name == self.current and req_id == self._image_req:
             self.view.set_image(image)
             self.view.show_page(self.doc.page(name))
@@ -410,6 +424,7 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self._image_pool.clear()
         self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.host.stop,
                                         self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
+                                        self.reader_exporter.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
         session.close_writer(self)  # the journal closed, the project's lock released

@@ -23,7 +23,7 @@ from app.errors import UserError
 from app.ui.editor.undo import PageEditCommand
 from app.ui.shell import demo
 
-ARCHIVE_FILTER = "Archives (*.cbz *.zip);;All files (*)"
+ARCHIVE_FILTER = "Archives and mokuro volumes (*.cbz *.zip *.mokuro);;All files (*)"
 
 
 # --- opening ------------------------------------------------------------------------------------
@@ -32,19 +32,22 @@ def choose_and_open(w, folder: bool) -> None:
     if folder:
         path = QFileDialog.getExistingDirectory(w, "Open a folder of pages", start)
     else:
-        path, _ = QFileDialog.getOpenFileName(w, "Open an archive of pages", start, ARCHIVE_FILTER)
+        path, _ = QFileDialog.getOpenFileName(w, "Open an archive of pages or a .mokuro volume", start, ARCHIVE_FILTER)
     if path:
         open_path(w, path)
 
 
 def open_path(w, path: str | Path) -> bool:
-    """Open a folder or archive: its saved project, or the autosave after a crash, or a new one."""
+    """Open a folder or archive: its saved project, or the autosave after a crash, or a new one.
+    A mokuro volume (a .mokuro file, its folder) opens as its page folder, its blocks from the .mokuro."""
+    from app.core.sources import resolve_source_path
     from app.ui.editor.image_jobs import acquire_source, release_source
 
     path = Path(path).expanduser().resolve()
     if w.doc.project is not None and not _confirm_leave(w):
         return False
     try:
+        path = resolve_source_path(path)  # a mokuro volume: its page folder
         source = acquire_source(str(path))  # listed once: the page and thumbnail jobs reuse it
         try:
             names = list(source.page_names)

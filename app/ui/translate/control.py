@@ -29,20 +29,17 @@ SHORTCUTS = [
 class GlossaryCommand(QUndoCommand):
     """The project's glossary replaced (undoable like page edits)."""
 
-    def __init__(self, project, before: list, after: list, doc=None):
+    def __init__(self, doc, before: list, after: list):
         super().__init__("edit glossary")
-        self.project, self.before, self.after = project, list(before), list(after)
-        self.doc = doc  # DocumentModel: told, so that the edit is journaled
+        self.doc, self.project, self.before, self.after = doc, doc.project, list(before), list(after)
 
     def redo(self) -> None:
-        self.project.glossary = list(self.after)
-        if self.doc is not None:
-            self.doc.fields_changed.emit()
+        if self.doc.project is self.project:
+            self.doc.set_glossary(self.after)
 
     def undo(self) -> None:
-        self.project.glossary = list(self.before)
-        if self.doc is not None:
-            self.doc.fields_changed.emit()
+        if self.doc.project is self.project:
+            self.doc.set_glossary(self.before)
 
 
 class TranslationControl(QObject):
@@ -59,7 +56,7 @@ class TranslationControl(QObject):
         worker.progressed.connect(self._on_progress)
         worker.probed.connect(self._on_probed)
         worker.failed.connect(self._on_failed)
-        worker.finished.connect(self._on_finished)
+        self.host.request_finished.connect(self._on_finished)
         self.run_id = 0
         self._run: dict = {}
         self._dialog = None
@@ -174,8 +171,9 @@ class TranslationControl(QObject):
             self._dialog.test_result.setText("Connecting…")
         return rid
 
-    def _on_probed(self, _rid: int, lines: list) -> None:
-        self.probe_finished.emit(list(lines))
+    def _on_probed(self, rid: int, lines: list) -> None:
+        if self.host.wanted(rid):
+            self.probe_finished.emit(list(lines))
 
     def _show_probe(self, result) -> None:
         if self._dialog is None:
@@ -222,7 +220,7 @@ class TranslationControl(QObject):
     def set_glossary(self, entries) -> None:
         project = self.w.doc.project
         if project is not None and list(entries) != list(project.glossary):
-            self.w.undo_stack.push(GlossaryCommand(project, project.glossary, list(entries), self.w.doc))
+            self.w.undo_stack.push(GlossaryCommand(self.w.doc, project.glossary, list(entries)))
 
     # --- runs -------------------------------------------------------------------------------
     def busy(self) -> bool:
@@ -312,15 +310,16 @@ class TranslationControl(QObject):
             self.status.setText("Cancelling translation…")
 
     def abandon(self) -> None:
-        """Another source is open: cancel the run. What it still sends is dropped (its pages are
-        not this source's, even when their names match); its end only hides the progress."""
+        """Another source is open: cancel the run, quietly. What it still sends is dropped (its
+        pages are not this source's, even when their names match); its end only hides the progress."""
         if self.busy():
-            self.host.cancel()
-            self._run["abandoned"] = True
+            self.host.cancel(quiet=True)
 
     def _live(self, rid: int) -> bool:
-        """Results of `rid` belong on the open source (its run, not abandoned, window open)."""
-        return rid == self.run_id and not self.w._closing and not self._run.get("abandoned")
+        """Results of `rid` are applied: the current run, still wanted (not cancelled, not a run
+        of the source open before), the window open. Results that arrive after Cancel are dropped,
+        as the reading worker's are."""
+        return rid == self.run_id and self.host.wanted(rid) and not self.w._closing
 
     def _on_progress(self, rid: int, p) -> None:
         if not self._live(rid):
@@ -328,7 +327,8 @@ class TranslationControl(QObject):
         self.progress.setRange(0, max(1, p.pages_total))
         self.progress.setValue(p.pages_done)
         failed = f" · {p.failed} with problems" if p.failed else ""
-        self.status.setText(f"Translating {p.pages_done}/{p.pages_total}{failed}")
+        tokens = f" · page {p.current}: {p.tokens} tokens" if p.current and p.tokens else ""
+        self.status.setText(f"Translating {p.pages_done}/{p.pages_total}{failed}{tokens}")
 
     def _on_page(self, rid: int, outcome) -> None:
         w = self.w
@@ -336,35 +336,36 @@ class TranslationControl(QObject):
             return
         run = self._run
         run["done"] += 1
-        if outcome.texts:
+        if outcome.texts or outcome.untranslated:
             texts, name, rep = dict(outcome.texts), outcome.name, run["replace_edited"]
-            w.edit(lambda p: edits.apply_machine_translations(p, texts, outcome.translator, rep),
+            echoes = dict(outcome.untranslated)
+            w.edit(lambda p: edits.apply_machine_translations(p, texts, outcome.translator, rep, untranslated=echoes),
                    f"translate {name}", page=name)
             run["blocks"] += len(texts)
             w.autosave()  # what arrived is on disk at once
-        problem = outcome.error or (f"no translation for {len(outcome.missing)} block(s)" if outcome.missing else "")
-        if outcome.skipped and not outcome.skipped.startswith("not read"):
-            problem = outcome.skipped
-        if problem:
-            run["problems"].append(f"{outcome.name}: {problem}")
+        if outcome.problem:
+            run["problems"].append(f"{outcome.name}: {outcome.summary()}")
 
     def _on_failed(self, rid: int, message: str) -> None:
-        if rid in self.host.pending and self.host.pending[rid].kind == "probe":
-            self.probe_finished.emit(message)
+        ctx = self.host.context(rid)
+        if ctx is not None and ctx["kind"] == "probe":
+            if self.host.wanted(rid):
+                self.probe_finished.emit(message)
             return
         if self._live(rid):
             self.last_error = message
             w = self.w
             w.show_notice("error", message)
 
-    def _on_finished(self, rid: int, status: str) -> None:
+    def _on_finished(self, rid: int, status: str, ctx: dict) -> None:
+        """From the host's registry, once the worker is done with `rid` (wanted or not)."""
         if rid != self.run_id or self.w._closing:
             return
         run = self._run
         self.progress.hide()
         self.act.cancel.setEnabled(False)
         self.w.act.cancel.setEnabled(self.w.host.busy())
-        if run.get("abandoned"):  # a run of the source that was open before this one
+        if ctx.get("quiet"):  # a run of the source that was open before this one
             self.status.hide()
             self.run_id = 0
             self.run_finished.emit(status)

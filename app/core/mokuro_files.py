@@ -1,0 +1,132 @@
+"""Finding and reading .mokuro files (mokuro's volumes): which .mokuro a path names, its JSON
+checked, and the folder of its page images. Used by app.core.sources (a mokuro volume opens as
+its page folder) and app.core.mokuro (the export and the import); imports neither.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from app.errors import UserError
+
+MOKURO_SUFFIX = ".mokuro"
+
+
+def mokuro_file_in(path: Path) -> Path | None:
+    """The .mokuro file that `path` names: the file itself, the one .mokuro a folder holds, or
+    the one beside a page folder (`TITLE/VOLUME/` -> `TITLE/VOLUME.mokuro`); None for other
+    paths. A folder holding several .mokuro files is refused: each one is a volume."""
+    path = Path(path)
+    if path.suffix.lower() == MOKURO_SUFFIX and path.is_file():
+        return path
+    if not path.is_dir():
+        return None
+    try:
+        inside = sorted(p for p in path.iterdir() if p.suffix.lower() == MOKURO_SUFFIX and p.is_file()
+                        and not p.name.startswith("."))
+    except OSError:
+        return None
+    if len(inside) == 1:
+        return inside[0]
+    if len(inside) > 1:
+        names = ", ".join(p.name for p in inside[:5]) + (" ..." if len(inside) > 5 else "")
+        raise UserError(f"{path}: holds {len(inside)} mokuro volumes ({names}); open one of the "
+                        ".mokuro files, or its page folder.")
+    beside = path.with_name(path.name + MOKURO_SUFFIX)
+    return beside if beside.is_file() else None
+
+
+def read_mokuro(path: str | os.PathLike) -> dict:
+    """The JSON of a .mokuro file, checked: UserError naming the file and the bad field."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError as exc:
+        raise UserError(f"{path}: no such .mokuro file.") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not a .mokuro file ({exc}). Run mokuro on the volume again.") from exc
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read it ({exc.strerror or exc}).") from exc
+
+    def bad(where: str, why: str):
+        raise UserError(f"{path}: not a valid .mokuro file ({where}: {why}). Run mokuro on the volume again.")
+
+    if not isinstance(data, dict):
+        bad("top level", "expected an object")
+    if not isinstance(data.get("pages"), list):
+        bad("pages", "missing or not a list")
+    for i, page in enumerate(data["pages"]):
+        where = f"pages[{i}]"
+        if not isinstance(page, dict):
+            bad(where, "expected an object")
+        if not isinstance(page.get("img_path"), str) or not page["img_path"]:
+            bad(f"{where}.img_path", "missing")
+        for key in ("img_width", "img_height"):
+            if not isinstance(page.get(key, 0), (int, float)) or isinstance(page.get(key), bool):
+                bad(f"{where}.{key}", "expected a number")
+        blocks = page.get("blocks", [])
+        if not isinstance(blocks, list):
+            bad(f"{where}.blocks", "expected a list")
+        for j, block in enumerate(blocks):
+            bw = f"{where}.blocks[{j}]"
+            if not isinstance(block, dict):
+                bad(bw, "expected an object")
+            box = block.get("box")
+            if not (isinstance(box, list) and len(box) == 4
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
+                bad(f"{bw}.box", "expected 4 numbers [x0, y0, x1, y1]")
+            lines = block.get("lines", [])
+            if not isinstance(lines, list) or not all(isinstance(t, str) for t in lines):
+                bad(f"{bw}.lines", "expected a list of text")
+    return data
+
+
+def _first_image(mokuro: Path) -> str | None:
+    """The first page's img_path, read once per version of the file (sources ask again and again)."""
+    try:
+        stamp = mokuro.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    key = (str(mokuro), stamp)
+    if key not in _FIRST:
+        data = read_mokuro(mokuro)
+        if len(_FIRST) > 64:
+            _FIRST.clear()
+        _FIRST[key] = next((p["img_path"] for p in data["pages"]), None)
+    return _FIRST[key]
+
+
+_FIRST: dict[tuple[str, int | None], str | None] = {}
+
+
+def images_root(mokuro: Path) -> Path:
+    """The folder of a .mokuro file's page images: `VOLUME/` beside it (mokuro's layout), or
+    the .mokuro's own folder when the images lie there. UserError when neither holds them."""
+    first = _first_image(mokuro)
+    beside = mokuro.with_suffix("")
+    candidates = [beside, mokuro.parent]
+    for folder in candidates:
+        if folder.is_dir() and (first is None or (folder / first).is_file()):
+            return folder.resolve()
+    if beside.is_dir():
+        return beside.resolve()
+    raise UserError(f"{mokuro}: its page images are not beside it: put the folder {beside.name}/ (the "
+                    "images the .mokuro names) next to it, as mokuro writes them.")
+
+
+def mokuro_for_images(folder: str | os.PathLike) -> Path | None:
+    """The .mokuro file whose page images are in `folder`, or None."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    try:
+        found = mokuro_file_in(folder)
+    except UserError:
+        return None
+    if found is None:
+        return None
+    try:
+        return found if images_root(found) == folder.resolve() else None
+    except UserError:
+        return None

@@ -1,0 +1,296 @@
+"""Reading order, panels, false-block filter and text-box -> bubble on real published pages.
+
+Reads OpenMantra-format data (Hinami et al., AAAI 2021: a list of books, each page with its
+image, its panels `frame` and its text boxes `text` in the professional translators' reading
+order). The annotated text boxes go in as detections of a text detector (kind "text"), through
+`app.detect.build_regions` with the page, as the app builds the blocks; per book and overall:
+
+- order: pages (with 2+ text boxes) whose blocks come exactly in the annotators' order, and the
+  mean Kendall tau; also the same without the page (the page-wide rule, no panels, no filter)
+  and with the annotated panels given (what a perfect panel finder would give);
+- panels: `app.detect.panels.find_panels` against the annotated frames, matched one to one
+  (IoU >= 0.5): precision, recall, pages with several panels found as one; how often the
+  finder says it is sure;
+- dropped: annotated text boxes that no block covers (the false-block filter dropped them);
+- bubbles: for each text box, the bubble found around it (`app.detect.bubbles`, when there):
+  share of boxes with a bubble, and of those, the share whose bubble contains the box and
+  stays inside the annotated panel it belongs to.
+
+    python bench/real_pages.py [--data DIR] [--books a,b] [--json] [--draw DIR --draw-pages book:idx,...]
+
+The data is CC BY-NC: this reads it where it lies and writes nothing of it into the repository.
+About half a second a page on a shared CPU.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from PIL import Image  # noqa: E402
+
+from app.detect import Detection, build_regions  # noqa: E402
+from app.detect.blocks import gray_page, intersection, iou  # noqa: E402
+from app.detect.order import reading_order  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "openmantra-dev"
+PANEL_IOU = 0.5
+COVERED = 0.5  # a text box is kept when a block covers this share of it
+
+
+def kendall_tau(ranks: list[int]) -> float:
+    """Kendall tau between `ranks` (truth indices in the order found) and 0..n-1 (1.0: same)."""
+    n = len(ranks)
+    if n < 2:
+        return 1.0
+    concordant = discordant = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            if ranks[i] < ranks[j]:
+                concordant += 1
+            elif ranks[i] > ranks[j]:
+                discordant += 1
+    return (concordant - discordant) / (n * (n - 1) / 2)
+
+
+def found_order(truth: list[tuple], regions) -> tuple[list[int], list[int]]:
+    """(truth indices in the order of the blocks that cover them, truth indices no block covers)."""
+    placed, dropped = [], []
+    for ti, t in enumerate(truth):
+        a = max(1e-6, (t[2] - t[0]) * (t[3] - t[1]))
+        cover = [(intersection(t, r.box) / a, -k) for k, r in enumerate(regions)]
+        best = max(cover, default=(0.0, 0))
+        if best[0] >= COVERED:
+            placed.append((-best[1], ti))
+        else:
+            dropped.append(ti)
+    return [ti for _, ti in sorted(placed)], dropped
+
+
+def match_panels(truth: list[tuple], found: list[tuple]) -> tuple[int, int]:
+    """(matched pairs, found panels covering 2+ truth panels) at IoU >= PANEL_IOU, one to one."""
+    pairs = sorted(((iou(t, f), ti, fi) for ti, t in enumerate(truth) for fi, f in enumerate(found)), reverse=True)
+    used_t, used_f, n = set(), set(), 0
+    for v, ti, fi in pairs:
+        if v < PANEL_IOU:
+            break
+        if ti not in used_t and fi not in used_f:
+            used_t.add(ti)
+            used_f.add(fi)
+            n += 1
+    merged = 0
+    for f in found:
+        inside = [t for t in truth if intersection(t, f) >= 0.7 * max(1e-6, (t[2] - t[0]) * (t[3] - t[1]))]
+        merged += len(inside) >= 2
+    return n, merged
+
+
+def _box(d: dict) -> tuple:
+    return (float(d["x"]), float(d["y"]), float(d["x"] + d["w"]), float(d["y"] + d["h"]))
+
+
+class Book:
+    def __init__(self, name: str):
+        self.name = name
+        self.f = {k: 0.0 for k in (
+            "pages", "order_pages", "exact", "exact_pagewide", "exact_truth_panels", "tau", "tau_pagewide",
+            "tau_truth_panels", "truth_panels", "found_panels", "matched_panels", "merged_pages", "sure_pages",
+            "text_boxes", "dropped", "with_bubble", "bubble_ok")}
+        self.failures: list[str] = []
+
+    def add(self, key: str, v: float = 1.0) -> None:
+        self.f[key] += v
+
+    def merge(self, other: Book) -> None:
+        for k, v in other.f.items():
+            self.f[k] += v
+
+    def summary(self) -> dict:
+        f = self.f
+        n = max(1.0, f["order_pages"])
+        return {
+            "pages": int(f["pages"]), "order_pages": int(f["order_pages"]),
+            "order_exact": f["exact"] / n, "order_exact_pages": int(f["exact"]),
+            "kendall_tau": f["tau"] / n,
+            "pagewide_exact": f["exact_pagewide"] / n, "pagewide_tau": f["tau_pagewide"] / n,
+            "truth_panels_exact": f["exact_truth_panels"] / n, "truth_panels_tau": f["tau_truth_panels"] / n,
+            "panel_precision": f["matched_panels"] / max(1.0, f["found_panels"]),
+            "panel_recall": f["matched_panels"] / max(1.0, f["truth_panels"]),
+            "panels_truth": int(f["truth_panels"]), "panels_found": int(f["found_panels"]),
+            "pages_panels_merged": int(f["merged_pages"]), "pages_panels_sure": int(f["sure_pages"]),
+            "text_boxes": int(f["text_boxes"]), "dropped": int(f["dropped"]),
+            "with_bubble": int(f["with_bubble"]), "bubble_ok": int(f["bubble_ok"]),
+        }
+
+
+def _panels(gray, order, truth, regions):
+    """(panels, sure) from the app's panel finder as build_regions calls it (the text boxes, the
+    bubbles they were widened to), whichever API it has."""
+    from app.detect import panels as panels_mod
+
+    if hasattr(panels_mod, "panel_layout"):
+        bubbles = [r.polygon for r in regions if r.kind == "bubble" and r.polygon]
+        layout = panels_mod.panel_layout(gray, order, ignore=truth, bubbles=bubbles)
+        return list(layout.panels), bool(layout.sure)
+    return panels_mod.find_panels(gray, order, ignore=truth), True
+
+
+def _bubble(gray, box):
+    try:
+        from app.detect.bubbles import bubble_around
+    except ImportError:
+        return None
+    return bubble_around(gray, box)
+
+
+def run_page(book: Book, data: Path, page: dict, order: str, draw: Path | None) -> None:
+    image = Image.open(data / page["image_paths"]["ja"]).convert("RGB")
+    gray = gray_page(image)
+    truth = [_box(t) for t in page["text"]]
+    frames = [_box(f) for f in page["frame"]]
+    dets = [Detection(t, "text", 0.9, None, "text") for t in truth]
+    regions = build_regions(dets, image.size, order, page=gray)
+    plain = build_regions(dets, image.size, order)
+    book.add("pages")
+    book.add("text_boxes", len(truth))
+    ranks, dropped = found_order(truth, regions)
+    book.add("dropped", len(dropped))
+    # panels
+    found, sure = _panels(gray, order, truth, regions)
+    book.add("truth_panels", len(frames))
+    book.add("found_panels", len(found))
+    matched, merged = match_panels(frames, found)
+    book.add("matched_panels", matched)
+    book.add("merged_pages", merged > 0)
+    book.add("sure_pages", sure)
+    if len(truth) >= 2:
+        book.add("order_pages")
+        exact = ranks == sorted(ranks) and not dropped
+        book.add("exact", exact)
+        book.add("tau", kendall_tau(ranks))
+        pw, _ = found_order(truth, plain)
+        book.add("exact_pagewide", pw == sorted(pw))
+        book.add("tau_pagewide", kendall_tau(pw))
+        tp = reading_order(truth, order, _truth_panels_in_order(frames, order))
+        book.add("exact_truth_panels", tp == sorted(tp))
+        book.add("tau_truth_panels", kendall_tau(tp))
+        if not exact:
+            book.failures.append(f"{page['page_index']}: {ranks} dropped {dropped}")
+    # bubbles
+    for t in truth:
+        b = _bubble(gray, t)
+        if b is None:
+            continue
+        book.add("with_bubble")
+        bb = b.box
+        contains = bb[0] <= t[0] + 1 and bb[1] <= t[1] + 1 and bb[2] >= t[2] - 1 and bb[3] >= t[3] - 1
+        owner = max(frames, key=lambda f: intersection(f, t), default=None)
+        inside = owner is None or intersection(owner, bb) >= 0.9 * max(1e-6, (bb[2] - bb[0]) * (bb[3] - bb[1]))
+        book.add("bubble_ok", contains and inside)
+    if draw is not None:
+        _draw(draw / f"{book.name}_{page['page_index']:03d}.png", image, regions, found, sure, frames)
+
+
+def _truth_panels_in_order(frames: list[tuple], order: str) -> list[tuple]:
+    """The annotated panels (unordered in the data) in reading order by the page-wide rule."""
+    idx = reading_order(frames, order)
+    return [frames[i] for i in idx]
+
+
+def _draw(path: Path, image, regions, panels, sure, frames) -> None:
+    from PIL import ImageDraw
+
+
+
+    out = image.copy()
+    d = ImageDraw.Draw(out)
+    for f in frames:
+        d.rectangle(f, outline=(0, 160, 0), width=2)
+    for k, p in enumerate(panels):
+        d.rectangle(p, outline=(0, 90, 255) if sure else (255, 140, 0), width=4)
+        d.text((p[0] + 6, p[1] + 4), f"P{k + 1}", fill=(0, 90, 255))
+    try:
+        from PIL import ImageFont
+        font = ImageFont.load_default(size=28)
+    except TypeError:  # old Pillow
+        font = None
+    for n, r in enumerate(regions, start=1):
+        d.rectangle(r.box, outline=(220, 0, 0), width=3)
+        d.text((r.box[0] + 2, r.box[1] + 2), str(n), fill=(220, 0, 0), font=font, stroke_width=2, stroke_fill=(255, 255, 255))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out.save(path)
+
+
+def run(data: Path, books: list[str] | None, order: str, draw: Path | None, draw_pages: set[str]) -> dict:
+    annotation = json.loads((data / "annotation.json").read_text(encoding="utf-8"))
+    started = time.perf_counter()
+    per_book, total = {}, Book("all")
+    failures = {}
+    for entry in annotation:
+        name = entry["book_title"]
+        if books and name not in books:
+            continue
+        book = Book(name)
+        for page in entry["pages"]:
+            key = f"{name}:{page['page_index']}"
+            target = draw if (draw is not None and (not draw_pages or key in draw_pages)) else None
+            run_page(book, data, page, order, target)
+        per_book[name] = book.summary()
+        failures[name] = book.failures
+        total.merge(book)
+    return {"books": per_book, "all": total.summary(), "failures": failures,
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+ROWS = [
+    ("order exact (pages)", lambda s: f"{100 * s['order_exact']:.1f} % ({s['order_exact_pages']}/{s['order_pages']})"),
+    ("mean Kendall tau", lambda s: f"{s['kendall_tau']:.4f}"),
+    ("page-wide rule: exact / tau", lambda s: f"{100 * s['pagewide_exact']:.1f} % / {s['pagewide_tau']:.4f}"),
+    ("annotated panels: exact / tau", lambda s: f"{100 * s['truth_panels_exact']:.1f} % / {s['truth_panels_tau']:.4f}"),
+    ("panels precision / recall", lambda s: f"{s['panel_precision']:.3f} / {s['panel_recall']:.3f} "
+                                            f"({s['panels_found']} found, {s['panels_truth']} annotated)"),
+    ("pages with panels merged", lambda s: f"{s['pages_panels_merged']} of {s['pages']}"),
+    ("pages the finder is sure of", lambda s: f"{s['pages_panels_sure']} of {s['pages']}"),
+    ("text boxes dropped", lambda s: f"{s['dropped']} of {s['text_boxes']}"),
+    ("bubble found / right", lambda s: f"{s['with_bubble']} / {s['bubble_ok']} of {s['text_boxes']}"),
+]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with annotation.json and images/")
+    p.add_argument("--books", default="", help="comma-separated book titles (default: all)")
+    p.add_argument("--order", default="rtl")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--failures", action="store_true", help="list the pages out of order")
+    p.add_argument("--draw", type=Path, default=None, help="write the pages with blocks and panels drawn here")
+    p.add_argument("--draw-pages", default="", help="book:page_index,... (default: every page)")
+    args = p.parse_args()
+    if not (args.data / "annotation.json").is_file():
+        print(f"{args.data}: no annotation.json here; pass --data with an OpenMantra-format folder", file=sys.stderr)
+        return 2
+    books = [b for b in args.books.split(",") if b] or None
+    result = run(args.data, books, args.order, args.draw, {s for s in args.draw_pages.split(",") if s})
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    names = [*result["books"], "all"]
+    stats = [*result["books"].values(), result["all"]]
+    print(f"{result['all']['pages']} pages, {result['seconds']} s")
+    print(f"{'':32s}" + "".join(f"{n[:26]:>30s}" for n in names))
+    for label, fmt in ROWS:
+        print(f"{label:32s}" + "".join(f"{fmt(s):>30s}" for s in stats))
+    if args.failures:
+        for name, fails in result["failures"].items():
+            for f in fails:
+                print(f"  {name} {f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""Layouts of real published pages, on small pages drawn here: black gutters, slanted and
+overlapping panels, bubbles straddling a gutter, text boxes widened to their bubble, the
+confidence that falls back to the page-wide order, and a hand-fixed order kept on reading again."""
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from app.core.document import Block, Page
+from app.core.edits import move_block, read_again
+from app.detect import Detection, build_regions, reading_order
+from app.detect.blocks import gray_page
+from app.detect.bubbles import bubble_around
+from app.detect.panels import find_panels, order_panels, panel_layout
+
+
+def _art(draw: ImageDraw.ImageDraw, box, seed: int) -> None:
+    """Some strokes inside a panel (artwork), clear of its middle where text goes."""
+    rng = np.random.default_rng(seed)
+    x0, y0, x1, y1 = box
+    for _ in range(12):
+        ax, ay = rng.uniform(x0 + 8, x1 - 8), rng.uniform(y0 + 8, y1 - 8)
+        draw.line((ax, ay, ax + rng.uniform(-30, 30), ay + rng.uniform(-30, 30)), fill=40, width=3)
+
+
+def _glyphs(draw: ImageDraw.ImageDraw, box) -> None:
+    """Dark glyph-like marks filling `box`, in two columns."""
+    x0, y0, x1, y1 = box
+    cw = (x1 - x0) / 2
+    for c in range(2):
+        for y in range(int(y0), int(y1) - 10, 16):
+            draw.rectangle((x0 + c * cw + 3, y + 2, x0 + c * cw + cw - 3, y + 12), fill=0)
+
+
+def _grid_page(background: int, gutter: int = 14, size=(600, 800)):
+    """2 tiers x 2 panels on a page of colour `background` (0: black gutters, 255: white)."""
+    w, h = size
+    page = Image.new("L", size, background)
+    draw = ImageDraw.Draw(page)
+    m = gutter
+    xs = [(m, w // 2 - m // 2), (w // 2 + m // 2, w - m)]
+    ys = [(m, h // 2 - m // 2), (h // 2 + m // 2, h - m)]
+    panels = []
+    for r, (y0, y1) in enumerate(ys):
+        for c, (x0, x1) in enumerate(xs):
+            draw.rectangle((x0, y0, x1, y1), fill=255, outline=0, width=3)
+            _art(draw, (x0, y0, x1, y1), 10 * r + c)
+            panels.append((x0, y0, x1, y1))
+    return page, draw, panels
+
+
+def test_black_gutters_make_panels():
+    page, draw, panels = _grid_page(background=0)
+    # in each panel a small text box high up on its left: page-wide, the two tiers' boxes of one
+    # side would be read before the other side
+    boxes = []
+    for x0, y0, _x1, _y1 in panels:
+        b = (x0 + 20, y0 + 20, x0 + 60, y0 + 120)
+        draw.rectangle(b, fill=255)
+        _glyphs(draw, b)
+        boxes.append(b)
+    gray = gray_page(page)
+    layout = panel_layout(gray, "rtl", ignore=boxes)
+    assert layout.dark and layout.sure
+    assert len(layout.panels) == 4
+    # manga order: top tier right then left, then the bottom tier
+    assert [round(p[0]) < 300 for p in layout.panels] == [False, True, False, True]
+    assert [p[1] < 400 for p in layout.panels] == [True, True, False, False]
+    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
+    want = [boxes[1], boxes[0], boxes[3], boxes[2]]
+    assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in want]
+
+
+def test_slanted_gutter_splits_tiers_whose_boxes_overlap():
+    page = Image.new("L", (600, 800), 255)
+    draw = ImageDraw.Draw(page)
+    # two tiers cut by a slanted gutter: the top panel's bottom runs from y=380 (left) to 440 (right)
+    top = [(10, 10), (590, 10), (590, 430), (10, 370)]
+    bottom = [(10, 390), (590, 450), (590, 790), (10, 790)]
+    for poly in (top, bottom):
+        draw.polygon(poly, fill=255, outline=0, width=3)
+        _art(draw, (20, poly[0][1] + 20, 580, poly[0][1] + 300), len(poly[0]))
+    gray = gray_page(page)
+    panels = find_panels(gray, "rtl")
+    assert len(panels) == 2
+    assert panels[0][3] > panels[1][1]  # their boxes overlap: no straight gutter between them
+    # a box at the left of the bottom tier, higher than one at the right of the top tier
+    a, b = (480, 300, 540, 420), (60, 395, 120, 500)
+    assert reading_order([b, a], "rtl", panels) == [1, 0]
+
+
+def test_panels_are_ordered_tiers_then_right_to_left():
+    # a tall panel on the right beside two stacked ones: the tall one first, then the stack
+    tall, upper, lower = (300, 0, 600, 800), (0, 0, 290, 390), (0, 410, 290, 800)
+    assert order_panels([upper, lower, tall], "rtl") == [tall, upper, lower]
+    assert order_panels([upper, lower, tall], "ltr") == [upper, lower, tall]
+    # slanted tiers whose boxes overlap by a little are still tiers
+    t1, t2, t3 = (0, 0, 300, 420), (310, 0, 600, 400), (0, 395, 600, 800)
+    assert order_panels([t3, t1, t2], "rtl") == [t2, t1, t3]
+
+
+def test_comics_read_left_to_right():
+    page, draw, panels = _grid_page(background=255)
+    boxes = []
+    for _x0, y0, x1, _y1 in panels:
+        b = (x1 - 120, y0 + 30, x1 - 20, y0 + 70)  # right side of each panel, horizontal
+        draw.rectangle(b, fill=255)
+        _glyphs(draw, b)
+        boxes.append(b)
+    gray = gray_page(page)
+    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "ltr", page=gray)
+    assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in boxes]
+
+
+def _bubble_page():
+    """Two panels side by side; a bubble straddles the gutter, mostly over the right panel,
+    with a tight text box inside; a text box on the artwork of the left panel."""
+    page = Image.new("L", (600, 400), 255)
+    draw = ImageDraw.Draw(page)
+    draw.rectangle((10, 10, 290, 390), outline=0, width=4)
+    draw.rectangle((310, 10, 590, 390), outline=0, width=4)
+    draw.rectangle((14, 200, 286, 386), fill=150)  # a grey background: the text there sits on art
+    for y in range(204, 380, 6):
+        draw.line((14, y, 286, y + 20), fill=90, width=1)
+    bubble = (240, 80, 420, 260)
+    draw.ellipse(bubble, fill=255, outline=0, width=4)
+    text = (300, 120, 360, 220)
+    _glyphs(draw, text)
+    on_art = (60, 250, 110, 330)
+    draw.rectangle(on_art, fill=255)
+    _glyphs(draw, on_art)
+    return page, bubble, text, on_art
+
+
+def test_text_box_inside_a_bubble_becomes_the_bubble():
+    page, bubble, text, on_art = _bubble_page()
+    gray = gray_page(page)
+    found = bubble_around(gray, text)
+    assert found is not None
+    assert all(abs(a - b) <= 6 for a, b in zip(found.box, bubble)), found.box
+    assert bubble_around(gray, on_art) is None
+    regions = build_regions([Detection(text, "text", 0.9), Detection(on_art, "text", 0.8)], page.size, "rtl",
+                            page=gray)
+    by_kind = {r.kind: r for r in regions}
+    assert set(by_kind) == {"bubble", "text"}
+    widened = by_kind["bubble"]
+    assert widened.box[0] <= bubble[0] + 6 and widened.box[2] >= bubble[2] - 6
+    assert widened.polygon is not None and len(widened.polygon) >= 6
+    xs = [x for x, _ in widened.polygon]
+    assert min(xs) <= bubble[0] + 6 and max(xs) >= bubble[2] - 6
+    assert widened.vertical  # the direction is read from the text's own box
+    assert by_kind["text"].box == tuple(float(v) for v in on_art)
+    # without the page nothing is widened
+    plain = build_regions([Detection(text, "text", 0.9)], page.size, "rtl")
+    assert plain[0].kind == "text" and plain[0].box == tuple(float(v) for v in text)
+
+
+def test_a_bubble_straddling_the_gutter_keeps_both_panels():
+    page, bubble, text, on_art = _bubble_page()
+    gray = gray_page(page)
+    found = bubble_around(gray, text)
+    # the tight text box alone leaves the bubble's outline across the gutter
+    assert len(find_panels(gray, "rtl", ignore=[text])) == 1
+    assert len(find_panels(gray, "rtl", ignore=[text], bubbles=[found.polygon])) == 2
+    regions = build_regions([Detection(text, "text", 0.9), Detection(on_art, "text", 0.8)], page.size, "rtl",
+                            page=gray)
+    assert [r.kind for r in regions] == ["bubble", "text"]  # the bubble is read with the right panel
+
+
+def test_unsure_panels_fall_back_to_the_page_wide_order():
+    # two panels in the top half; most of the text lies below them, in no panel: the finder is
+    # not sure of its panels, the order is the page-wide one
+    page = Image.new("L", (600, 800), 255)
+    draw = ImageDraw.Draw(page)
+    for box in ((10, 10, 290, 300), (310, 10, 590, 300)):
+        draw.rectangle(box, fill=255, outline=0, width=4)
+        _art(draw, box, box[0])
+    boxes = [(60, 60, 120, 160), (420, 420, 480, 520), (100, 430, 160, 530), (440, 600, 500, 700), (80, 620, 140, 720)]
+    for b in boxes:
+        _glyphs(draw, b)
+    gray = gray_page(page)
+    layout = panel_layout(gray, "rtl", ignore=boxes)
+    assert len(layout.panels) >= 2 and not layout.sure
+    assert find_panels(gray, "rtl", ignore=boxes) == []
+    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
+    page_wide = reading_order(boxes, "rtl")
+    assert [r.box for r in regions] == [tuple(float(v) for v in boxes[i]) for i in page_wide]
+    assert page_wide != reading_order(boxes, "rtl", list(layout.panels))  # the panels would have changed it
+
+
+def test_overlapping_panel_boxes_that_the_gutter_separates_are_kept():
+    # an L-shaped layout: a wide top panel whose right part reaches down beside a lower panel;
+    # their boxes overlap, the gutter between them is continuous
+    page = Image.new("L", (600, 800), 255)
+    draw = ImageDraw.Draw(page)
+    big = [(10, 10), (590, 10), (590, 790), (330, 790), (330, 400), (10, 400)]
+    draw.polygon(big, fill=255, outline=0, width=4)
+    draw.rectangle((10, 420, 310, 790), fill=255, outline=0, width=4)
+    _art(draw, (20, 20, 580, 390), 3)
+    _art(draw, (20, 430, 300, 780), 4)
+    gray = gray_page(page)
+    layout = panel_layout(gray, "rtl")
+    assert len(layout.panels) == 2 and layout.sure
+    assert layout.panels[0][1] < 20 and layout.panels[1][1] > 400
+    # a box in the lower panel lies in both boxes: it belongs to the lower (smaller) one
+    lower, upper_right = (100, 500, 160, 600), (450, 500, 510, 600)
+    assert reading_order([lower, upper_right], "rtl", list(layout.panels)) == [1, 0]
+
+
+def _block(n, box):
+    return Block(id=f"b{n}", order=n, kind="bubble", box=box)
+
+
+def test_a_hand_fixed_order_stays_when_the_page_is_read_again():
+    boxes = [(400, 10, 500, 100), (100, 10, 200, 100), (400, 300, 500, 400)]
+    old = Page("p.png", 600, 800, tuple(_block(i + 1, b) for i, b in enumerate(boxes)), processed=True)
+    fixed = move_block(old, "b3", 0)  # the user reads the bottom one first
+    assert fixed.order_by_hand and [b.id for b in fixed.blocks] == ["b3", "b1", "b2"]
+    # read again: new ids, boxes moved a little, one more block found right after the first box
+    again = Page("p.png", 600, 800, (
+        _block(1, (402, 12, 500, 100)), _block(2, (250, 10, 300, 60)), _block(3, (100, 12, 200, 100)),
+        _block(4, (400, 302, 500, 400))), processed=True)
+    out = read_again(fixed, again)
+    assert [b.box[:2] for b in out.blocks] == [(400, 302), (402, 12), (250, 10), (100, 12)]
+    assert [b.order for b in out.blocks] == [1, 2, 3, 4]
+    assert out.order_by_hand
+    # a page whose order was never changed by hand takes the new order as it is
+    assert read_again(old, again) == again
+
+
+def test_hand_order_is_saved_with_the_project(tmp_path):
+    from app.core.document import Project
+    from app.core.project_io import load_project, save_project
+
+    page = move_block(Page("p.png", 600, 800, (_block(1, (0, 0, 10, 10)), _block(2, (20, 0, 30, 10))),
+                           processed=True), "b2", 0)
+    path = tmp_path / "p.hayai.json"
+    save_project(Project(source=str(tmp_path), pages=[page, Page("q.png")]), path)
+    loaded = load_project(path)
+    assert [p.order_by_hand for p in loaded.pages] == [True, False]
