@@ -331,8 +331,8 @@ def _project(data: dict, path: Path) -> Project:
 
 
 def project_fields_to_dict(project: Project) -> dict:
-    """The project's own fields (not its pages): reading order, lettering style, glossary."""
-    return {"order": project.order, "style": style_to_dict(project.style),
+    """The project's own fields (not its pages): reading order, lettering style, glossary, sizes."""
+    return {"order": project.order, "style": style_to_dict(project.style), "sizes": project.sizes,
             "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary]}
 
 
@@ -345,6 +345,7 @@ def project_fields_from_dict(data, path: str | os.PathLike = "<project>") -> dic
         reader.fail("project.order", f"must be 'rtl' or 'ltr', not {order!r}")
     glossary = reader.items(data, "glossary", "project")
     return {"order": order, "style": reader.style(data.get("style"), "project.style"),
+            "sizes": reader.sizes(data, "project") or "each",
             "glossary": [reader.glossary_entry(g, f"project.glossary[{i}]") for i, g in enumerate(glossary)]}
 
 

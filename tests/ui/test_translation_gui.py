@@ -135,7 +135,7 @@ def test_cancel_stops_mid_request_and_keeps_what_arrived(make_window, pages, fak
                                                                         translator="test"))
         assert not w.doc.page("page-002.png").translated
     assert blocker.args == ["cancelled"]
-    assert fake_llm.answered == 1  # the run ended while page 2's answer was still held: it did not wait
+    assert fake_llm.holding == 1  # the run ended while page 2's answer was still held: it did not wait
     assert w.doc.page("page-001.png").translated and not w.doc.page("page-002.png").translated
     fake_llm.close()  # the abandoned request
 
@@ -233,7 +233,7 @@ def test_another_source_opened_mid_translation_gets_none_of_it(make_window, page
         qtbot.waitUntil(lambda: len(fake_llm.chats()) == 1, timeout=10000)
         assert session.open_path(w, other)
         read_pages(w)  # the same page names and block ids as the old source
-    qtbot.waitUntil(lambda: fake_llm.answered == 1, timeout=30000)  # the old run's slow answer has come
+    qtbot.waitUntil(lambda: fake_llm.released == 1, timeout=30000)  # the old run's slow answer has come
     qtbot.waitUntil(lambda: not w.translation.busy(), timeout=30000)
     assert not any(p.translated for p in w.doc.project.pages)
     assert not w.translation.progress.isVisible() and not w.translation.busy()
