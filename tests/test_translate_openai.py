@@ -104,7 +104,7 @@ def test_timeout_is_reported_with_the_server(fake_llm):
     fake_llm.delay = 5.0
     tr = translator(fake_llm, timeout=0.4, max_retries=0)
     start = time.monotonic()
-    with pytest.raises(TranslationError, match=r"no answer within 0.4 s") as err:
+    with pytest.raises(TranslationError, match=r"nothing arrived for 0.4 s") as err:
         tr.translate_page(SEGMENTS)
     tr.close()
     assert time.monotonic() - start < 3 and "127.0.0.1" in str(err.value) and not err.value.fatal
@@ -177,7 +177,9 @@ def test_key_goes_only_into_the_authorization_header(fake_llm, caplog):
     tr.translate_page(SEGMENTS)
     tr.list_models()
     tr.close()
-    assert len(fake_llm.seen) == 5
+    # 4 chat requests + /models, and the context-size probes of a local server (/props,
+    # /v1/models, /api/show), each once per run
+    assert len(fake_llm.chats()) == 4 and len(fake_llm.seen) == 8
     for seen in fake_llm.seen:
         assert seen.headers["authorization"] == f"Bearer {fake_llm.key}"
         others = {k: v for k, v in seen.headers.items() if k != "authorization"}

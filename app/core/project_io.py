@@ -21,15 +21,17 @@ unknown keys: app.core.versioning):
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
                             "text": str | null, "translation", "model", "patches": int | null,
-                            "machine_translation", "translator",
+                            "machine_translation", "translator", "machine_flag", "approved",
                             "style": {changed style fields} | null,
                             "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
      "glossary": [{"source", "target", "note"}],
+     "memory": {"characters": [{"source", "target", "notes", "by_user"?}], "terms": [...], "summary"} (optional),
      "style": {the project's lettering style: font, min_size, max_size, color, ...},
-     "sizes": "each" | "one" | "few"}
+     "sizes": "each" | "one" | "few",
+     "dismissed_proposals": [source term, ...] (optional: glossary proposals the user dismissed)}
 A page may also hold "sizes" (its own size harmonisation; absent = the project's).
 A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.
-"machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
+"machine_translation", "translator", "machine_flag", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults; the
 migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
 block, are kept (`extra`) and written back; a file of a newer major version loads read-only
@@ -60,6 +62,7 @@ from app.errors import UserError
 from app.render.strokes import stroke_from_dict, stroke_to_dict
 from app.render.style import TextStyle, override_from_dict, override_to_dict, style_from_dict, style_to_dict
 from app.translate.base import GlossaryEntry
+from app.translate.memory import StoryMemory, memory_from_dict, memory_to_dict
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
@@ -152,7 +155,8 @@ def autosave_path_for(source_path: str | os.PathLike) -> Path:
 # ----------------------------------------------------------------------------- versions
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
-             "series_uuid", "volume_uuid", "pages", "sizes")
+             "series_uuid", "volume_uuid", "pages", "sizes", "memory",
+             "dismissed_proposals")
 _PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks", "sizes")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
@@ -191,6 +195,8 @@ def project_to_dict(project: Project) -> dict:
         "style": style_to_dict(project.style),
         "sizes": project.sizes,
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
+        **({"memory": memory_to_dict(project.memory)} if not project.memory.empty else {}),
+        **({"dismissed_proposals": list(project.dismissed_proposals)} if project.dismissed_proposals else {}),
         **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
         **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [page_to_dict(page) for page in project.pages],
@@ -325,9 +331,11 @@ def _project(data: dict, path: Path) -> Project:
     series_uuid = reader.text(data, "series_uuid", "", optional=True, default="")
     volume_uuid = reader.text(data, "volume_uuid", "", optional=True, default="")
     extra = unknown_keys(data, _TOP_KEYS)
+    memory = memory_from_dict(data.get("memory")) if data.get("memory") is not None else StoryMemory()
+    dismissed = [t for t in data.get("dismissed_proposals") or [] if isinstance(t, str)]
     return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
                    series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {},
-                   sizes=sizes or "each")
+                   sizes=sizes or "each", memory=memory, dismissed_proposals=dismissed)
 
 
 def project_fields_to_dict(project: Project) -> dict:
@@ -484,6 +492,8 @@ class _Reader:
             mask_edits=self.strokes(data.get("mask_edits"), f"{where}.mask_edits"),
             machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
             translator=self.text(data, "translator", where, optional=True, default=""),
+            machine_flag=self.text(data, "machine_flag", where, optional=True, default=""),
+            approved=self.flag(data, "approved", where),
             extra=unknown_keys(data, _BLOCK_KEYS) or None,
         )
 
@@ -532,7 +542,8 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
         saved, _applied = replay(saved, source)
     if path is None and not saved.pages:
         return Project(source=str(source), pages=[Page(name=n) for n in page_names], order=saved.order,
-                       style=saved.style, glossary=list(saved.glossary))
+                       style=saved.style, glossary=list(saved.glossary), memory=saved.memory,
+                       dismissed_proposals=list(saved.dismissed_proposals))
     return merge_pages(saved, page_names, source=str(source))
 
 
@@ -555,7 +566,8 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
     return Project(source=source or saved.source, pages=pages, order=saved.order,
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
                    series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid,
-                   extra=dict(saved.extra), read_only=saved.read_only, sizes=saved.sizes)
+                   extra=dict(saved.extra), read_only=saved.read_only, sizes=saved.sizes, memory=saved.memory,
+                   dismissed_proposals=list(saved.dismissed_proposals))
 
 
 # ----------------------------------------------------------------------------- autosave

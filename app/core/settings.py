@@ -57,6 +57,8 @@ class AppSettings:
     translation_target: str = "en"
     translation_context_pages: int = 2
     translation_glossary_file: str = ""  # optional glossary file used with the project's own
+    translation_timeout: float = 60.0  # seconds without a chunk from the server
+    translation_total_timeout: float = 0.0  # seconds for a whole answer (0 = 600 local, 180 hosted)
     # keys of settings.json this build does not know (a newer build's): kept and written back
     extra: dict = field(default_factory=dict, compare=False, repr=False)
     # why settings.json must not be written over (a newer major version), else ""
@@ -85,6 +87,12 @@ class AppSettings:
             translation_target=self.translation_target or d.translation_target,
             translation_context_pages=(self.translation_context_pages if isinstance(self.translation_context_pages, int)
                                        and 0 <= self.translation_context_pages <= 20 else d.translation_context_pages),
+            translation_timeout=(float(self.translation_timeout) if isinstance(self.translation_timeout, (int, float))
+                                 and 1 <= self.translation_timeout <= 3600 else d.translation_timeout),
+            translation_total_timeout=(float(self.translation_total_timeout)
+                                       if isinstance(self.translation_total_timeout, (int, float))
+                                       and 0 <= self.translation_total_timeout <= 24 * 3600
+                                       else d.translation_total_timeout),
         )
 
 

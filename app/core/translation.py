@@ -65,10 +65,37 @@ class PageOutcome:
     notes: tuple[str, ...] = ()
     translator: str = ""
     fatal: bool = False  # the error ends the run (see the module doc)
+    untranslated: Mapping[str, str] = field(default_factory=dict)  # block id -> an answer that is not one
+    reasons: Mapping[str, str] = field(default_factory=dict)  # block id -> why it is missing
+    cached_tokens: int = 0
+    first_token_s: float = 0.0
 
     @property
     def ok(self) -> bool:
         return self.error is None and not self.missing
+
+    @property
+    def problem(self) -> bool:
+        """Something on the page was not translated (an error, missing or untranslated blocks,
+        or not attempted for a reason other than not being read yet)."""
+        return bool(self.error or self.missing or (self.skipped and not self.skipped.startswith("not read")))
+
+    def summary(self) -> str:
+        """One line for the user: what went wrong on this page ("" when nothing did)."""
+        parts = []
+        if self.texts and (self.error or self.missing):
+            parts.append(f"{len(self.texts)} block(s) translated")
+        if self.error:
+            parts.append(self.error)
+        if self.untranslated:
+            parts.append(f"looks untranslated: block(s) {', '.join(sorted(self.untranslated, key=_natural))}")
+        other = [b for b in self.missing if b not in self.untranslated]
+        if other and not self.error:
+            why = sorted({self.reasons.get(b, "no translation in the answer") for b in other})
+            parts.append(f"no translation for block(s) {', '.join(other)} ({'; '.join(why)})")
+        if self.skipped and not parts:
+            parts.append(self.skipped)
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -77,9 +104,24 @@ class TranslateProgress:
     pages_total: int
     failed: int
     current: str = ""
+    tokens: int = 0  # tokens of the current page's answer so far (streaming servers)
 
 
-def translator_settings_from(app, timeout: float = 60.0, max_retries: int = 2) -> TranslatorSettings:
+def _natural(text: str):
+    import re
+
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def capabilities_file() -> str:
+    """Where what each server + model accepts is remembered (beside settings.json)."""
+    from app.core.settings import config_dir
+
+    return str(config_dir() / "llm-capabilities.json")
+
+
+def translator_settings_from(app, timeout: float | None = None, max_retries: int = 2,
+                             total_timeout: float | None = None, max_tokens: int = 0) -> TranslatorSettings:
     """The backend settings of AppSettings' translation fields (the GUI's choices; the CLI fills
     the same fields from its flags). An OpenAI-compatible server without a URL or model gets the
     preset's (api.openai.com by default)."""
@@ -90,9 +132,14 @@ def translator_settings_from(app, timeout: float = 60.0, max_retries: int = 2) -
         preset = PRESETS_BY_NAME.get(app.translation_preset) or preset_for_url(base_url)
         base_url = base_url or preset.base_url or PRESETS_BY_NAME["openai"].base_url
         model = model or preset_for_url(base_url).model
+    timeout = float(timeout if timeout is not None else getattr(app, "translation_timeout", 60.0) or 60.0)
+    if total_timeout is None:
+        total_timeout = float(getattr(app, "translation_total_timeout", 0.0) or 0.0)
     return TranslatorSettings(provider=app.translation_provider, base_url=base_url, model=model,
                               source_lang=app.translation_source, target_lang=app.translation_target or "en",
-                              context_pages=app.translation_context_pages, timeout=timeout, max_retries=max_retries)
+                              context_pages=app.translation_context_pages, timeout=timeout, max_retries=max_retries,
+                              total_timeout=total_timeout, max_tokens=max_tokens,
+                              capabilities_file=capabilities_file())
 
 
 def pages_to_translate(project: Project, names: Sequence[str] | None = None, retranslate: bool = False) -> list[str]:
@@ -117,7 +164,9 @@ def segments_of(page: Page, options: TranslateOptions) -> list[Segment]:
 
 
 def context_for(pages: Sequence[Page], index: int, count: int) -> list[ContextPage]:
-    """Up to `count` pages before `index` that have translated text, oldest first."""
+    """Up to `count` pages before `index` that have translated text, oldest first (the stage
+    offers the backend several times the pages it sends, so that a backend keeping its requests'
+    start the same from page to page, for the server's prompt cache, can keep earlier ones)."""
     out: list[ContextPage] = []
     i = index - 1
     while i >= 0 and len(out) < count:
@@ -133,10 +182,14 @@ def context_for(pages: Sequence[Page], index: int, count: int) -> list[ContextPa
 def translate_pages(project: Project, translator: Translator, names: Sequence[str] | None = None,
                     glossary: Sequence[GlossaryEntry] = (), options: TranslateOptions | None = None,
                     progress: Callable[[TranslateProgress], None] | None = None,
-                    cancel: Callable[[], bool] | None = None) -> Iterator[PageOutcome]:
+                    cancel: Callable[[], bool] | None = None, tm=None) -> Iterator[PageOutcome]:
     """Translate `names` of `project` (default: those not translated yet), yielding each page's
     outcome as soon as it is known. `project` is not modified; context comes from it plus the
-    pages translated earlier in this run. Raises Cancelled when `cancel()` turns True."""
+    pages translated earlier in this run. Raises Cancelled when `cancel()` turns True.
+
+    `tm`: a translation memory (app.core.tm.TranslationMemory): blocks whose source it has
+    exactly are filled from it without a request (translator "translation memory"), and its
+    close matches go to the backend as examples when the backend takes them."""
     options = options or TranslateOptions()
     todo = pages_to_translate(project, names, options.retranslate)
     pages = list(project.pages)
@@ -161,36 +214,77 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
             outcome = PageOutcome(name, page, skipped="not read yet (run detection + OCR first)" if not page.error
                                   else f"page error: {page.error}")
         else:
-            outcome = _translate_one(page, pages, i, translator, glossary, options, cancel)
+            def tokens(n: int, done=done, name=name, failed=failed) -> None:
+                if progress is not None:
+                    progress(TranslateProgress(done, len(todo), failed, name, n))
+
+            if tm is not None:
+                outcome = _with_memory(page, pages, i, translator, glossary, options, cancel, tokens, tm)
+            else:
+                outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens)
             if outcome.fatal:
                 fatal = outcome.error
-        if outcome.error or outcome.missing or (outcome.skipped and not outcome.skipped.startswith("not read")):
+        if outcome.problem:
             failed += 1
         pages[i] = outcome.page
         yield outcome
     report(len(todo))
 
 
-def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
-                   glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel) -> PageOutcome:
+def _with_memory(page: Page, pages: list[Page], index: int, translator: Translator,
+                 glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens, tm) -> PageOutcome:
+    """The translation memory's exact matches filled in first, the rest requested (with the
+    memory's close matches as examples, when the backend takes them)."""
+    import inspect
+
+    from app.core import tm as memories
+
     segments = segments_of(page, options)
+    filled = memories.fill_page(page, tm, [s.id for s in segments])
+    if filled:
+        page = apply_machine_translations(page, filled, memories.LABEL, options.replace_edited)
+    rest = [s for s in segments if s.id not in filled]
+    extra = {}
+    if rest and "examples" in inspect.signature(translator.translate_page).parameters:
+        extra["examples"] = memories.examples_for(tm, [s.text for s in rest])
+    outcome = _translate_one(page, pages, index, translator, glossary, options, cancel, on_tokens,
+                             segments=rest, **extra)
+    if not filled:
+        return outcome
+    from dataclasses import replace as _replace
+
+    return _replace(outcome, texts={**filled, **outcome.texts},
+                    translator=outcome.translator if rest else memories.LABEL)
+
+
+def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
+                   glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens=None,
+                   segments=None, **extra) -> PageOutcome:
+    segments = segments_of(page, options) if segments is None else segments
     if not segments:
         return PageOutcome(page.name, page, translator=translator.name)
-    context = context_for(pages, index, options.context_pages)
-    texts = [s.text for s in segments] + [src for c in context for src, _t in c.pairs]
+    offered = context_for(pages, index, options.context_pages * 4) if options.context_pages > 0 else []
+    near = offered[-options.context_pages:] if options.context_pages > 0 else []
+    texts = [s.text for s in segments] + [src for c in near for src, _t in c.pairs]
     terms = glossaries.relevant(glossary, texts)
     start = time.monotonic()
     try:
-        result = translator.translate_page(segments, context, terms, cancel=cancel, page_name=page.name)
+        result = translator.translate_page(segments, offered, terms, cancel=cancel, page_name=page.name,
+                                           on_tokens=on_tokens, **extra)
     except TranslationError as exc:
-        log.warning("page %s: %s", page.name, exc)
+        log.info("page %s: %s", page.name, exc)  # the caller reports it (once)
         return PageOutcome(page.name, page, error=str(exc), seconds=time.monotonic() - start,
                            translator=translator.name, fatal=exc.fatal)
     except Cancelled:
         raise
-    new_page = apply_machine_translations(page, result.texts, translator.name, options.replace_edited)
+    label = result.translator or translator.name
+    new_page = apply_machine_translations(page, result.texts, label, options.replace_edited,
+                                          untranslated=result.untranslated)
     for note in result.notes:
         log.info("page %s: %s", page.name, note)
-    return PageOutcome(page.name, new_page, dict(result.texts), tuple(result.missing), None, None, result.requests,
-                       result.prompt_tokens, result.completion_tokens, time.monotonic() - start, tuple(result.notes),
-                       translator.name)
+    if result.error:
+        log.info("page %s: %s (kept %d block(s) already received)", page.name, result.error, len(result.texts))
+    return PageOutcome(page.name, new_page, dict(result.texts), tuple(result.missing), result.error or None, None,
+                       result.requests, result.prompt_tokens, result.completion_tokens, time.monotonic() - start,
+                       tuple(result.notes), label, result.fatal, dict(result.untranslated), dict(result.reasons),
+                       result.cached_tokens, result.first_token_s)

@@ -49,7 +49,7 @@ class DeepLTranslator:
 
     def translate_page(self, segments: Sequence[Segment], context: Sequence[ContextPage] = (),
                        glossary: Sequence[GlossaryEntry] = (), cancel: CancelFn | None = None,
-                       page_name: str = "") -> PageResult:
+                       page_name: str = "", on_tokens=None) -> PageResult:
         if not segments:
             return PageResult({})
         s = self.settings

@@ -13,9 +13,7 @@ from PySide6.QtGui import QImage, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
     QInputDialog,
-    QLabel,
     QMainWindow,
-    QProgressBar,
     QVBoxLayout,
     QWidget,
 )
@@ -28,16 +26,14 @@ from app.ui.common.screens import install_dialog_fitter, place_window, scrollabl
 from app.ui.common.threads import track_pool
 from app.ui.common.widgets import ElidedLabel, breakable
 from app.ui.editor.block_panel import BlockPanel
-from app.ui.editor.canvas import PageView
+from app.ui.editor.canvas import Mode, PageView
 from app.ui.editor.document_model import DocumentModel
 from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
 from app.ui.editor.page_list import PageList
 from app.ui.editor.undo import push_edit
 from app.ui.editor.undo_keys import UndoKeyRouter
-from app.ui.reading.device_status import DeviceStatusMixin
-from app.ui.reading.run_control import RunMixin
-from app.ui.reading.run_stats import RunStats
-from app.ui.reading.worker import ReadingHost, WorkerConfig
+from app.ui.reading import device_status
+from app.ui.reading.controller import ReadingController
 from app.ui.render import controller as render_ui
 from app.ui.shell import actions, session
 from app.ui.shell.preferences import SettingsWriter
@@ -45,7 +41,7 @@ from app.ui.shell.reader_export import ReaderExporter
 from app.ui.shell.window_actions import ActionsMixin
 
 
-class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
+class MainWindow(ActionsMixin, QMainWindow):
     """Emits `run_finished(status)` when a detection/OCR run ends (tests, smoke test)."""
 
     run_finished = Signal(str)  # done | cancelled | failed
@@ -97,9 +93,6 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self._image_signals = ImageJobSignals(self)
         self._image_signals.loaded.connect(self._on_image_loaded)
         self._image_signals.failed.connect(self._on_image_failed)
-        self._run_id = 0
-        self._run_started = 0.0
-        self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.reading.run_stats)
         self._restored_unsaved = False
         self._closing = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
@@ -136,27 +129,20 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
 
     def _build_status_bar(self) -> None:
         self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
-        self.progress.hide()
-        self.device_label = QLabel("Models not loaded")
+        self.reading = ReadingController(self, self)  # runs, drawn boxes, re-reads, the device in use
+        self.host = self.reading.host  # the reading worker's registry of live requests
+        self.progress, self.device_label = self.reading.progress, self.reading.device_label
         self.statusBar().addWidget(self.status_label, 1)
         self.warning_button = log_bridge.install(self)  # the app's warnings, from any thread
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.device_label)
 
     def _start_reading_worker(self) -> None:
-        """The detection/OCR worker's host, its results to the run handlers, its configuration."""
-        self.host = ReadingHost(self)
-        w = self.host.worker
-        w.models_loading.connect(self._on_models_loading)
-        self.connect_device_signals()
-        w.page_read.connect(self._on_page_read)
-        w.region_read.connect(self._on_region_read)
-        w.blocks_read.connect(self._on_blocks_read)
-        w.progressed.connect(self._on_progress)
-        w.failed.connect(self._on_failed)
-        self.host.request_finished.connect(self._on_finished)
+        """The reading controller's run ends and findings to the window, its configuration."""
+        self.reading.run_finished.connect(self.run_finished)
+        self.reading.capabilities_found.connect(
+            lambda caps: device_status.apply_capabilities(self.act.device, self.act.precision, caps,
+                                                          self.settings.device))
         self.configure_worker()
 
     def _connect_editing(self) -> None:
@@ -232,10 +218,46 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.configure_worker()
 
     def configure_worker(self) -> None:
-        s = self.settings
-        self.host.configure(WorkerConfig(model=s.model, detector=s.detector, device=s.device,
-                                         precision=s.precision, patches=s.patches, order=s.order,
-                                         overrides=dict(self.pipeline_overrides)))
+        self.reading.configure(self.settings, self.pipeline_overrides)
+
+    # --- reading (app.ui.reading.controller) ----------------------------------------------------
+    def run_pages(self, names: list[str]) -> int:
+        """Detect + read `names` in the worker; returns the request id (0 when nothing to do)."""
+        return self.reading.run_pages(names)
+
+    def _on_box_drawn(self, box) -> None:
+        if self.current:
+            self.reading.read_box(self.current, box)
+
+    def reread(self, block_ids: list[str], page: str | None = None) -> None:
+        page = page or self.current
+        if page:
+            self.reading.reread(block_ids, page)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.reading.preload_once()  # imports and model loads start in the worker at once
+
+    # --- what the feature controllers use (app.ui.editor.port.EditorWindow) ---------------------
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    def show_status(self, message: str) -> None:
+        self.status_label.setText(message)
+
+    def record_error(self, message: str) -> None:
+        self.last_error = message
+
+    def select_block(self, block_id: str) -> None:
+        self.view.select_block(block_id)
+        self.panel.select_block(block_id)
+
+    def flush_editors(self) -> None:
+        self.panel.flush()
+
+    def update_cancel(self) -> None:
+        self.act.cancel.setEnabled(self.view.mode is Mode.DRAW or self.reading.busy() or self.translation.busy())
 
     def update_model_banner(self) -> None:
         session.update_model_banner(self)
@@ -416,7 +438,7 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.log_bridge.close()
         self.autosave_timer.stop()
         self._image_pool.clear()
-        self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.host.stop,
+        self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.reading.stop,
                                         self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
                                         self.reader_exporter.stop,
                                         self.settings_writer.flush)

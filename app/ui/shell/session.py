@@ -76,7 +76,7 @@ def open_path(w, path: str | Path) -> bool:
                           "until you save.")
             project = Project(source=str(path), pages=[Page(name=n) for n in names], order=w.settings.order)
 
-    w.host.cancel(quiet=True)  # their results are dropped; progress hides when the last one ends
+    w.reading.cancel(quiet=True)  # their results are dropped; progress hides when the last one ends
     w.translation.abandon()  # the same for a translation run
     w.undo_stack.clear()
     w._images.clear()

@@ -297,7 +297,8 @@ class TranslationControl(QObject):
         self.progress.setRange(0, max(1, p.pages_total))
         self.progress.setValue(p.pages_done)
         failed = f" · {p.failed} with problems" if p.failed else ""
-        self.status.setText(f"Translating {p.pages_done}/{p.pages_total}{failed}")
+        tokens = f" · page {p.current}: {p.tokens} tokens" if p.current and p.tokens else ""
+        self.status.setText(f"Translating {p.pages_done}/{p.pages_total}{failed}{tokens}")
 
     def _on_page(self, rid: int, outcome) -> None:
         w = self.w
@@ -305,17 +306,15 @@ class TranslationControl(QObject):
             return
         run = self._run
         run["done"] += 1
-        if outcome.texts:
+        if outcome.texts or outcome.untranslated:
             texts, name, rep = dict(outcome.texts), outcome.name, run["replace_edited"]
-            w.edit(lambda p: edits.apply_machine_translations(p, texts, outcome.translator, rep),
+            echoes = dict(outcome.untranslated)
+            w.edit(lambda p: edits.apply_machine_translations(p, texts, outcome.translator, rep, untranslated=echoes),
                    f"translate {name}", page=name)
             run["blocks"] += len(texts)
             w.autosave()  # what arrived is on disk at once
-        problem = outcome.error or (f"no translation for {len(outcome.missing)} block(s)" if outcome.missing else "")
-        if outcome.skipped and not outcome.skipped.startswith("not read"):
-            problem = outcome.skipped
-        if problem:
-            run["problems"].append(f"{outcome.name}: {problem}")
+        if outcome.problem:
+            run["problems"].append(f"{outcome.name}: {outcome.summary()}")
 
     def _on_failed(self, rid: int, message: str) -> None:
         ctx = self.host.context(rid)

@@ -67,6 +67,16 @@ class TranslationSettingsDialog(QDialog):
         self.context.setRange(0, 20)
         self.context.setSuffix(" page(s)")
         self.context.setToolTip("Previous pages sent with each page so that names and tone carry over")
+        self.timeout = QSpinBox()
+        self.timeout.setRange(1, 3600)
+        self.timeout.setSuffix(" s")
+        self.timeout.setToolTip("The longest wait for the next part of the answer (answers are streamed)")
+        self.total_timeout = QSpinBox()
+        self.total_timeout.setRange(0, 24 * 3600)
+        self.total_timeout.setSuffix(" s")
+        self.total_timeout.setSpecialValueText("Automatic (10 min local, 3 min hosted)")
+        self.total_timeout.setToolTip("The limit for a whole answer; 0 = 10 minutes for a local server, 3 for a "
+                                      "hosted one")
         self.glossary_file = QLineEdit()
         self.glossary_file.setPlaceholderText("optional: TSV, 'a -> b # note' lines or JSON")
         browse = QPushButton("Browse…")
@@ -89,6 +99,8 @@ class TranslationSettingsDialog(QDialog):
         form.addRow("From", self.source)
         form.addRow("To", self.target)
         form.addRow("Context", self.context)
+        form.addRow("Timeout", self.timeout)
+        form.addRow("Whole answer", self.total_timeout)
         glossary_widget = QWidget()
         glossary_widget.setLayout(glossary_row)
         glossary_row.setContentsMargins(0, 0, 0, 0)
@@ -128,6 +140,8 @@ class TranslationSettingsDialog(QDialog):
         else:
             self.target.setEditText(s.translation_target)
         self.context.setValue(s.translation_context_pages)
+        self.timeout.setValue(int(round(s.translation_timeout)))
+        self.total_timeout.setValue(int(round(s.translation_total_timeout)))
         self.glossary_file.setText(s.translation_glossary_file)
         self._update()
 
@@ -143,6 +157,8 @@ class TranslationSettingsDialog(QDialog):
             "translation_source": self.source.currentData(),
             "translation_target": target or "en",
             "translation_context_pages": self.context.value(),
+            "translation_timeout": float(self.timeout.value()),
+            "translation_total_timeout": float(self.total_timeout.value()),
             "translation_glossary_file": self.glossary_file.text().strip(),
         }
 
