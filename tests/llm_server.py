@@ -171,8 +171,42 @@ class FakeLLM(_Base):
             return self.script.pop(0) if self.script else self.default
 
 
+def _text_of(content) -> str:
+    if isinstance(content, list):  # content parts: the text part is the page's JSON
+        return next((p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"), "")
+    return content
+
+
 def _page_of(body: dict) -> dict:
-    return json.loads(body["messages"][-1]["content"])
+    return json.loads(_text_of(body["messages"][-1]["content"]))
+
+
+def page_of(body: dict) -> dict:
+    """The page's JSON object of a recorded request (the text part when the page has an image)."""
+    return _page_of(body)
+
+
+def image_of(body: dict):
+    """The page image of a recorded request (a PIL image), None when it has none."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    content = body["messages"][-1]["content"]
+    if not isinstance(content, list):
+        return None
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            url = part["image_url"]["url"]
+            return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    return None
+
+
+def _katakana_names(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"[\u30a1-\u30fa\u30fc]{2,}", text)
 
 
 def glossary_of(body: dict) -> dict[str, str]:
@@ -231,6 +265,11 @@ class _LLMHandler(_Handler):
         if behaviour == "refuse_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
             self._send(400, {"error": {"message": "response_format json_schema is not supported by this server"}})
             return
+        if behaviour == "refuse_images" and image_of(body) is not None:
+            self._send(500, {"error": {"code": 500, "message": "image input is not supported - hint: if this is "
+                                                               "unexpected, you may need to provide the mmproj",
+                                       "type": "server_error"}})
+            return
         if behaviour == "refuse422" and (body.get("response_format") or {}).get("type") == "json_schema":
             self._send(422, {"detail": [{"loc": ["body", "response_format"], "msg": "unsupported value"}]})
             return
@@ -260,6 +299,11 @@ class _LLMHandler(_Handler):
             self._stream(completion, owner)
         else:
             self._send(200, completion)
+
+    @staticmethod
+    def _wants_memory(body: dict) -> bool:
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        return "memory" in (schema.get("properties") or {}) or '"memory"' in body["messages"][0].get("content", "")
 
     def _stream(self, completion: dict, owner) -> None:
         """The completion as server-sent events: content chunks, the finish, then usage."""
@@ -326,13 +370,18 @@ class _LLMHandler(_Handler):
             content = content.replace(" ", "\n", 1) if items else content
             content = content.replace('"text": "', '"text": "line one\n', 1)
         elif behaviour == "echo_request":
-            content = body["messages"][-1]["content"]
+            content = _text_of(body["messages"][-1]["content"])
+        elif self._wants_memory(body) and behaviour != "length":
+            names = sorted({n for seg in page["segments"] for n in _katakana_names(seg["text"])})
+            memory = {"characters": [{"source": n, "target": fake_translate(n), "notes": ""} for n in names],
+                      "terms": [], "summary": f"On {page.get('page', 'this page')}: {len(items)} lines."}
+            content = json.dumps({"translations": items, "memory": memory}, ensure_ascii=False)
         elif behaviour == "length" and items:
             content = json.dumps({"translations": items}, ensure_ascii=False)
             first_end = content.index("}", content.index('"text"')) + 1
             content = content[:first_end] + ', {"id": "' + items[-1]["id"]
             finish = "length"
-        prompt = sum(estimate_tokens(m.get("content") or "") + 4 for m in body["messages"])
+        prompt = sum(estimate_tokens(_text_of(m.get("content") or "")) + 4 for m in body["messages"])
         message = {"role": "assistant", "content": content}
         if thoughts:
             message["reasoning_content"] = thoughts

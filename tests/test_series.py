@@ -155,7 +155,8 @@ def test_two_volumes_of_one_series(fake_llm, tmp_path, monkeypatch, capsys):
     first = make_project(str(vol1))
     copy_pages(vol1, first)
     first.glossary = [GlossaryEntry("タナカ", "Tanaka-sensei")]
-    first.memory = StoryMemory((Character("ユキ", "Yuki", "she", by_user=True),), summary="Yuki meets Tanaka.")
+    first.memory = StoryMemory((Character("ユキ", "Yuki", "she", by_user=True),), summary="Yuki meets Tanaka.",
+                               summary_by_user=True)  # the user wrote it: the model's summaries never replace it
     first.style = TextStyle(min_size=11)
     save_project(first)
     series_file = series_dir / SERIES_FILE

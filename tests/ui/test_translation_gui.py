@@ -14,7 +14,7 @@ from app.core.document import Block
 from app.core.project_io import load_project
 from app.translate.base import GlossaryEntry
 from app.ui.shell import session
-from tests.llm_server import fake_translate
+from tests.llm_server import fake_translate, page_of
 
 TEXTS = {"page-001.png": ["タナカさん、おはよう！", "おはよう、ユキ。"], "page-002.png": ["ユキ、まって！"],
          "page-003.png": ["ありがとう", "さようなら"]}
@@ -78,7 +78,7 @@ def test_translate_all_resume_undo_and_hand_edits(make_window, pages, fake_llm, 
     # translate all: only the pages not translated yet
     fake_llm.seen.clear()
     assert run_and_wait(w, qtbot, w.translation.translate_all) == "done"
-    sent = [json.loads(s.body["messages"][-1]["content"])["page"] for s in fake_llm.chats()]
+    sent = [page_of(s.body)["page"] for s in fake_llm.chats()]
     assert sent == ["page-001.png", "page-003.png"]
     for name, lines in TEXTS.items():
         assert [b.translation for b in w.doc.page(name).blocks] == [fake_translate(t) for t in lines]

@@ -22,7 +22,7 @@ class DocumentModel(QObject):
     page_changed = Signal(str)  # page name
     page_revealed = Signal(str)  # an undo/redo touched this page: show it
     project_reset = Signal()  # a new project (or none) was loaded
-    project_changed = Signal(str)  # "glossary" | "style" | "sizes": a project-wide value was replaced
+    project_changed = Signal(str)  # "glossary" | "style" | "sizes" | "memory": a project-wide value was replaced
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -66,6 +66,12 @@ class DocumentModel(QObject):
         assert self.project is not None
         self.project.glossary = list(entries)
         self.project_changed.emit("glossary")
+
+    def set_memory(self, memory) -> None:
+        """Replace the project's story memory (called by its undo command)."""
+        assert self.project is not None
+        self.project.memory = memory
+        self.project_changed.emit("memory")
 
     def set_style(self, style) -> None:
         """Replace the project's default text style (called by its undo command)."""

@@ -42,6 +42,22 @@ class GlossaryCommand(QUndoCommand):
             self.doc.set_glossary(self.before)
 
 
+class MemoryCommand(QUndoCommand):
+    """The project's story memory replaced (a run's proposals, or an edit in the Memory panel)."""
+
+    def __init__(self, doc, before, after, text: str = "edit story memory"):
+        super().__init__(text)
+        self.doc, self.project, self.before, self.after = doc, doc.project, before, after
+
+    def redo(self) -> None:
+        if self.doc.project is self.project:
+            self.doc.set_memory(self.after)
+
+    def undo(self) -> None:
+        if self.doc.project is self.project:
+            self.doc.set_memory(self.before)
+
+
 class TranslationControl(QObject):
     run_finished = Signal(str)  # done | cancelled | failed (tests)
     probe_finished = Signal(object)  # list of lines, or an error message
@@ -189,6 +205,11 @@ class TranslationControl(QObject):
         if accepted:
             self.set_glossary(dialog.entries())
 
+    def set_memory(self, memory, text: str = "edit story memory") -> None:
+        project = self.w.doc.project
+        if project is not None and memory != project.memory:
+            self.w.undo_stack.push(MemoryCommand(self.w.doc, project.memory, memory, text))
+
     def set_glossary(self, entries) -> None:
         project = self.w.doc.project
         if project is not None and list(entries) != list(project.glossary):
@@ -253,13 +274,13 @@ class TranslationControl(QObject):
         w.panel.flush()
         project = w.doc.project
         snapshot = Project(source=project.source, pages=list(project.pages), order=project.order,
-                           glossary=list(project.glossary))
+                           glossary=list(project.glossary), memory=project.memory)
         file_entries, note = self._file_glossary()
         if note.startswith("Glossary file not used"):
             w.show_notice("warning", note)
         settings = translator_settings_from(w.settings)
         options = TranslateOptions(context_pages=settings.context_pages, retranslate=retranslate,
-                                   replace_edited=replace_edited)
+                                   replace_edited=replace_edited, memory=settings.memory)
         rid = self.host.submit("pages", settings, project=snapshot, names=tuple(names),
                                glossary=tuple(merge(project.glossary, file_entries)), options=options)
         self.run_id = rid
@@ -313,6 +334,9 @@ class TranslationControl(QObject):
                    f"translate {name}", page=name)
             run["blocks"] += len(texts)
             w.autosave()  # what arrived is on disk at once
+        if outcome.memory is not None:
+            self.set_memory(outcome.memory, f"story memory from {outcome.name}")
+            w.autosave()
         if outcome.problem:
             run["problems"].append(f"{outcome.name}: {outcome.summary()}")
 

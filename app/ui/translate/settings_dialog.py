@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -77,6 +78,14 @@ class TranslationSettingsDialog(QDialog):
         self.total_timeout.setSpecialValueText("Automatic (10 min local, 3 min hosted)")
         self.total_timeout.setToolTip("The limit for a whole answer; 0 = 10 minutes for a local server, 3 for a "
                                       "hosted one")
+        self.page_image = QComboBox()
+        for label, value in (("When the model takes images", "auto"), ("Always", "on"), ("Never", "off")):
+            self.page_image.addItem(label, value)
+        self.page_image.setToolTip("Send the page image with each block's box numbered, so that the model sees who "
+                                   "speaks (found on the first request; a model that refuses images gets text only)")
+        self.memory = QCheckBox("Keep a story memory (characters, terms, summary)")
+        self.memory.setToolTip("Sent with each page and updated from the model's answers; Translate > Story memory "
+                               "shows and edits it")
         self.glossary_file = QLineEdit()
         self.glossary_file.setPlaceholderText("optional: TSV, 'a -> b # note' lines or JSON")
         browse = QPushButton("Browse…")
@@ -101,6 +110,8 @@ class TranslationSettingsDialog(QDialog):
         form.addRow("Context", self.context)
         form.addRow("Timeout", self.timeout)
         form.addRow("Whole answer", self.total_timeout)
+        form.addRow("Send the page image", self.page_image)
+        form.addRow("", self.memory)
         glossary_widget = QWidget()
         glossary_widget.setLayout(glossary_row)
         glossary_row.setContentsMargins(0, 0, 0, 0)
@@ -141,6 +152,8 @@ class TranslationSettingsDialog(QDialog):
             self.target.setEditText(s.translation_target)
         self.context.setValue(s.translation_context_pages)
         self.timeout.setValue(int(round(s.translation_timeout)))
+        self.page_image.setCurrentIndex(max(0, self.page_image.findData(s.translation_page_image)))
+        self.memory.setChecked(bool(s.translation_memory))
         self.total_timeout.setValue(int(round(s.translation_total_timeout)))
         self.glossary_file.setText(s.translation_glossary_file)
         self._update()
@@ -158,6 +171,8 @@ class TranslationSettingsDialog(QDialog):
             "translation_target": target or "en",
             "translation_context_pages": self.context.value(),
             "translation_timeout": float(self.timeout.value()),
+            "translation_page_image": self.page_image.currentData(),
+            "translation_memory": self.memory.isChecked(),
             "translation_total_timeout": float(self.total_timeout.value()),
             "translation_glossary_file": self.glossary_file.text().strip(),
         }
