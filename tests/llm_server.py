@@ -90,6 +90,8 @@ class _Server(ThreadingHTTPServer):
 class _Base:
     def __init__(self, handler):
         self.seen: list[Seen] = []
+        self.holding = 0  # "slow" requests whose answer the server is holding now
+        self.released = 0  # "slow" requests whose hold ended with an answer (not dropped by close)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server = _Server(self, handler)
@@ -100,6 +102,16 @@ class _Base:
     @property
     def port(self) -> int:
         return self._server.server_address[1]
+
+    def hold(self) -> bool:
+        """Hold a "slow" answer for `delay` seconds; True when `close` ended the hold (no answer)."""
+        with self._lock:
+            self.holding += 1
+        stopped = self._stop.wait(self.delay)
+        with self._lock:
+            self.holding -= 1
+            self.released += not stopped
+        return stopped
 
     def close(self) -> None:
         self._stop.set()
@@ -291,7 +303,7 @@ class _LLMHandler(_Handler):
                 self._send(400, {"error": {"code": 400, "message": "the request exceeds the available context size, "
                                                                    "try increasing it", "type": "exceed_context_size_error"}})
                 return
-        if behaviour == "slow" and owner._stop.wait(owner.delay):
+        if behaviour == "slow" and owner.hold():
             self.close_connection = True  # stopped: drop the request without an answer
             return
         completion = self._completion(body, behaviour)
@@ -439,7 +451,7 @@ class _DeepLHandler(_Handler):
         if behaviour == "rate_limit":
             self._send(429, {"message": "Too many requests"})
             return
-        if behaviour == "slow" and owner._stop.wait(owner.delay):
+        if behaviour == "slow" and owner.hold():
             self.close_connection = True
             return
         terms = owner.glossaries.get(body.get("glossary_id") or "", {})

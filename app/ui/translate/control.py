@@ -65,6 +65,7 @@ class TranslationControl(QObject):
     def __init__(self, w):
         super().__init__(w)
         self.w = w
+        self._insecure_ok: set[str] = set()  # servers the user let a key reach over plain http://
         self.host = TranslateHost(self)
         worker = self.host.worker
         worker.page_translated.connect(self._on_page)
@@ -138,6 +139,9 @@ class TranslationControl(QObject):
             else:
                 ok = dialog.exec() == dialog.DialogCode.Accepted
                 values, key = dialog.values(), dialog.typed_key()
+                tied = dialog.tied_env()
+                if ok and tied is not None:
+                    keys.tie_env_key(values["translation_provider"], values["translation_base_url"], tied)
         finally:
             self.probe_finished.disconnect(self._show_probe)
             self._dialog = None
@@ -152,8 +156,32 @@ class TranslationControl(QObject):
         self.host.worker.close_translator() if not self.host.busy() else None
         return True
 
+    def key_may_go(self, settings, key: str | None = None) -> bool:
+        """A key is never sent in clear to another machine without the user's yes (asked once per
+        server while the app runs; app.core.keys.check_transport)."""
+        from app.core import keys
+        from app.translate.base import server_label
+
+        if settings.provider == "offline":
+            return True
+        if key is None:
+            key = keys.find_key(settings.provider, settings.base_url).key
+        if not keys.insecure_url(settings.provider, settings.base_url, key):
+            return True
+        server = server_label(settings.base_url)
+        if server in self._insecure_ok:
+            return True
+        if self.w.questions.insecure_key(self.w, server):
+            self._insecure_ok.add(server)
+            return True
+        self.w.show_notice("warning", f"Nothing was sent to {server}: the API key would travel unencrypted "
+                           "(http://). Use an https:// address in Translation settings.")
+        return False
+
     def probe(self, settings, key: str | None = None) -> int:
         """Test connection (on the worker): lists the models, or says why it failed."""
+        if not self.key_may_go(settings, key):
+            return 0
         rid = self.host.submit("probe", settings, key=key)
         if self._dialog is not None:
             self._dialog.test_result.setText("Connecting…")
@@ -279,6 +307,8 @@ class TranslationControl(QObject):
         if note.startswith("Glossary file not used"):
             w.show_notice("warning", note)
         settings = translator_settings_from(w.settings)
+        if not self.key_may_go(settings):
+            return 0
         options = TranslateOptions(context_pages=settings.context_pages, retranslate=retranslate,
                                    replace_edited=replace_edited, memory=settings.memory)
         rid = self.host.submit("pages", settings, project=snapshot, names=tuple(names),
@@ -388,6 +418,9 @@ def _key_state(provider: str, base_url: str) -> str:
     from app.core import keys
 
     found = keys.find_key(provider, base_url)
+    if found.withheld and not found.key:
+        hosts = ", ".join(keys.OWN_HOSTS.get(found.withheld, ())) or "its provider"
+        return f"${found.withheld} is set but goes only to {hosts}: type a key for this server, or tick below."
     keyring_note = ("stored in the system keyring" if keys.keyring_available() else
                     f"no system keyring here: a key typed above is saved in {keys.key_file()}, readable only by you")
     if found.where.startswith("env:"):

@@ -7,6 +7,7 @@ user can read: the dialog says which); it never goes into settings.json.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
@@ -57,6 +58,9 @@ class TranslationSettingsDialog(QDialog):
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_hint = QLabel()
         self.key_hint.setWordWrap(True)
+        # an environment key goes to its provider's own servers only, unless tied here to this URL
+        self.tie_env = QCheckBox()
+        self.tie_env.toggled.connect(lambda _on: self._update_hint())
         self.source = QComboBox()
         self.source.addItem("Detect", "")
         self.target = QComboBox()
@@ -105,6 +109,7 @@ class TranslationSettingsDialog(QDialog):
         form.addRow("Model", self.model)
         form.addRow("API key", self.key)
         form.addRow("", self.key_hint)
+        form.addRow("", self.tie_env)
         form.addRow("From", self.source)
         form.addRow("To", self.target)
         form.addRow("Context", self.context)
@@ -207,8 +212,29 @@ class TranslationSettingsDialog(QDialog):
         self.key.setEnabled(provider != "offline" and not (openai and PRESETS_BY_NAME.get(
             self.preset.currentData(), PRESETS[0]).local))
         self.model.lineEdit().setPlaceholderText("" if openai else "default: the store's model for the languages")
+        from app.core import keys
+
+        url = self.base_url.text().strip()
+        var = keys.env_var_for(provider, url) if provider != "offline" else ""
+        own = bool(var) and keys.is_own_host(var, provider, url)
+        self.tie_env.setVisible(bool(var) and bool(os.environ.get(var, "").strip()) and not own)
+        self.tie_env.setText(f"Send ${var} to this server too")
+        self.tie_env.blockSignals(True)
+        self.tie_env.setChecked(bool(var) and not own and keys.env_key_allowed(provider, url))
+        self.tie_env.blockSignals(False)
+        self._update_hint()
+
+    def _update_hint(self) -> None:
+        provider = self.backend.currentData()
+        if self.tie_env.isVisible() and self.tie_env.isChecked():
+            self.key_hint.setText(f"Using the key in {self.tie_env.text().split()[1]} for this server.")
+            return
         self.key_hint.setText(self._key_state(provider, self.base_url.text().strip()) if provider != "offline"
                               else "No key: the model runs on this computer (download it in the model manager).")
+
+    def tied_env(self) -> bool | None:
+        """Tie the environment key to this URL (True), untie it (False), or not offered (None)."""
+        return self.tie_env.isChecked() if self.tie_env.isVisibleTo(self) else None
 
     def _browse_glossary(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Glossary file", self.glossary_file.text(),
