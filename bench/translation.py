@@ -32,7 +32,6 @@ from app.core.translation import TranslateOptions, translate_pages  # noqa: E402
 from app.translate import TranslatorSettings, make_translator  # noqa: E402
 from tests.llm_server import FakeLLM  # noqa: E402
 
-
 IMAGES: dict[str, object] = {}
 
 
