@@ -11,7 +11,7 @@ import pytest
 from app.errors import Cancelled
 from app.translate import Segment, TranslationError, TranslatorSettings, contract, make_translator
 from app.translate.capabilities import CapabilityStore
-from tests.llm_server import fake_translate
+from tests.llm_server import fake_translate, page_of
 
 SEGMENTS = [Segment("b1", "タナカさん、おはよう！"), Segment("x9", "おはよう、ユキ。"), Segment("m3", "ありがとう")]
 EXPECTED = {s.id: fake_translate(s.text) for s in SEGMENTS}
@@ -128,7 +128,7 @@ def test_an_answer_cut_at_max_tokens_keeps_its_items_and_asks_for_the_rest(fake_
     fake_llm.script = ["length"]
     result, _tr = one_page(fake_llm)
     assert dict(result.texts) == EXPECTED and result.missing == ()
-    assert [len(json.loads(s.body["messages"][-1]["content"])["segments"]) for s in fake_llm.chats()] == [3, 2]
+    assert [len(page_of(s.body)["segments"]) for s in fake_llm.chats()] == [3, 2]
     assert any("token limit" in n for n in result.notes)
 
 
@@ -145,7 +145,7 @@ def test_too_long_for_the_server_drops_context_then_splits_the_page(fake_llm, be
     tr.close()
     assert dict(result.texts) == EXPECTED and result.missing == ()
     sizes = [(sum(1 for m in s.body["messages"] if m["role"] == "user"),
-              len(json.loads(s.body["messages"][-1]["content"])["segments"])) for s in fake_llm.chats()]
+              len(page_of(s.body)["segments"])) for s in fake_llm.chats()]
     assert sizes[0] == (2, 3) and sizes[1] == (1, 3)  # context dropped first
     if behaviour == "context_exceeded":
         assert sizes[2:] == [(1, 2), (1, 1), (1, 1), (1, 1)]  # then halves, then halves again
@@ -172,7 +172,7 @@ def test_echoes_are_asked_again_then_reported_not_counted(fake_llm):
     assert dict(result.texts) == {}
     assert set(result.untranslated) == {"b1", "x9", "m3"} and set(result.missing) == {"b1", "x9", "m3"}
     assert len(fake_llm.chats()) == 2  # asked again once
-    note = json.loads(fake_llm.chats()[1].body["messages"][-1]["content"])["note"]
+    note = page_of(fake_llm.chats()[1].body)["note"]
     assert "untranslated" in note
 
 

@@ -40,6 +40,9 @@ class Block:
     # source copied back, or still in the source's script): not used as the translation, not
     # counted, and the next run asks again. "" otherwise.
     machine_flag: str = ""
+    # the user accepted the machine translation as it is (one key in the GUI): it enters the
+    # translation memory (app.core.tm) like a translation typed by hand
+    approved: bool = False
     # keys of a newer build's file this build does not know: kept and written back (app.core.versioning)
     extra: dict | None = field(default=None, compare=False, repr=False)
 
@@ -114,6 +117,7 @@ class Project:
     read_only: str | None = field(default=None, compare=False)
     sizes: str = "each"  # the pages' size harmonisation (app.render.page.SIZE_MODES) unless a page says
     memory: StoryMemory = field(default_factory=StoryMemory)  # characters, terms, story so far
+    dismissed_proposals: list[str] = field(default_factory=list)  # glossary proposals dismissed (source terms)
 
     def page_sizes(self, page: Page) -> str:
         """The size harmonisation a page is lettered with: its own, else the project's."""

@@ -40,7 +40,7 @@ def restore_text(page: Page, block_id: str) -> Page:
 def set_translation(page: Page, block_id: str, translation: str) -> Page:
     """The user's translation for a block (a machine translation stays restorable)."""
     b = page.blocks[_index(page, block_id)]
-    return _replace_block(page, replace(b, translation=translation))
+    return _replace_block(page, replace(b, translation=translation, approved=b.approved and translation == b.translation))
 
 
 def restore_translation(page: Page, block_id: str) -> Page:
@@ -68,7 +68,8 @@ def apply_machine_translations(page: Page, texts, translator: str, replace_edite
             continue
         keep = b.translation_edited and not replace_edited
         blocks.append(replace(b, machine_translation=text, translator=translator, machine_flag="",
-                              translation=b.translation if keep else text))
+                              translation=b.translation if keep else text,
+                              approved=b.approved and keep))
     return replace(page, blocks=tuple(blocks))
 
 
@@ -225,3 +226,9 @@ def clear_mask_edits(page: Page, block_id: str) -> Page:
     """Back to the automatic text mask."""
     b = page.blocks[_index(page, block_id)]
     return _replace_block(page, replace(b, mask_edits=()))
+
+
+def approve_translation(page: Page, block_id: str, approved: bool = True) -> Page:
+    """Accept the block's machine translation as it is (it enters the translation memory)."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, approved=approved and bool(b.translation.strip())))

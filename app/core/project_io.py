@@ -21,13 +21,14 @@ unknown keys: app.core.versioning):
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
                             "text": str | null, "translation", "model", "patches": int | null,
-                            "machine_translation", "translator", "machine_flag",
+                            "machine_translation", "translator", "machine_flag", "approved",
                             "style": {changed style fields} | null,
                             "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
      "glossary": [{"source", "target", "note"}],
      "memory": {"characters": [{"source", "target", "notes", "by_user"?}], "terms": [...], "summary"} (optional),
      "style": {the project's lettering style: font, min_size, max_size, color, ...},
-     "sizes": "each" | "one" | "few"}
+     "sizes": "each" | "one" | "few",
+     "dismissed_proposals": [source term, ...] (optional: glossary proposals the user dismissed)}
 A page may also hold "sizes" (its own size harmonisation; absent = the project's).
 A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.
 "machine_translation", "translator", "machine_flag", "glossary", "style" and "mask_edits" are optional (files
@@ -154,7 +155,8 @@ def autosave_path_for(source_path: str | os.PathLike) -> Path:
 # ----------------------------------------------------------------------------- versions
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
-             "series_uuid", "volume_uuid", "pages", "sizes", "memory")
+             "series_uuid", "volume_uuid", "pages", "sizes", "memory",
+             "dismissed_proposals")
 _PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks", "sizes")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
@@ -194,6 +196,7 @@ def project_to_dict(project: Project) -> dict:
         "sizes": project.sizes,
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
         **({"memory": memory_to_dict(project.memory)} if not project.memory.empty else {}),
+        **({"dismissed_proposals": list(project.dismissed_proposals)} if project.dismissed_proposals else {}),
         **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
         **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [page_to_dict(page) for page in project.pages],
@@ -329,14 +332,15 @@ def _project(data: dict, path: Path) -> Project:
     volume_uuid = reader.text(data, "volume_uuid", "", optional=True, default="")
     extra = unknown_keys(data, _TOP_KEYS)
     memory = memory_from_dict(data.get("memory")) if data.get("memory") is not None else StoryMemory()
+    dismissed = [t for t in data.get("dismissed_proposals") or [] if isinstance(t, str)]
     return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
                    series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {},
-                   sizes=sizes or "each", memory=memory)
+                   sizes=sizes or "each", memory=memory, dismissed_proposals=dismissed)
 
 
 def project_fields_to_dict(project: Project) -> dict:
-    """The project's own fields (not its pages): reading order, lettering style, glossary."""
-    return {"order": project.order, "style": style_to_dict(project.style),
+    """The project's own fields (not its pages): reading order, lettering style, glossary, sizes."""
+    return {"order": project.order, "style": style_to_dict(project.style), "sizes": project.sizes,
             "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary]}
 
 
@@ -349,6 +353,7 @@ def project_fields_from_dict(data, path: str | os.PathLike = "<project>") -> dic
         reader.fail("project.order", f"must be 'rtl' or 'ltr', not {order!r}")
     glossary = reader.items(data, "glossary", "project")
     return {"order": order, "style": reader.style(data.get("style"), "project.style"),
+            "sizes": reader.sizes(data, "project") or "each",
             "glossary": [reader.glossary_entry(g, f"project.glossary[{i}]") for i, g in enumerate(glossary)]}
 
 
@@ -489,6 +494,7 @@ class _Reader:
             machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
             translator=self.text(data, "translator", where, optional=True, default=""),
             machine_flag=self.text(data, "machine_flag", where, optional=True, default=""),
+            approved=self.flag(data, "approved", where),
             extra=unknown_keys(data, _BLOCK_KEYS) or None,
         )
 
@@ -537,7 +543,8 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
         saved, _applied = replay(saved, source)
     if path is None and not saved.pages:
         return Project(source=str(source), pages=[Page(name=n) for n in page_names], order=saved.order,
-                       style=saved.style, glossary=list(saved.glossary), memory=saved.memory)
+                       style=saved.style, glossary=list(saved.glossary), memory=saved.memory,
+                       dismissed_proposals=list(saved.dismissed_proposals))
     return merge_pages(saved, page_names, source=str(source))
 
 
@@ -551,16 +558,19 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
         if page.error and page.error.startswith(MISSING_PAGE_ERROR):
             page = replace(page, error=None)  # the file is back
         pages.append(page)
+    kept = len(pages)
     for page in saved.pages:
         if page.name not in current and page.blocks:
             error = (f"{MISSING_PAGE_ERROR}: {page.name} is no longer in the folder or archive. "
                      "Put the file back to see the page, or delete the page to drop its text.")
             pages.append(replace(page, error=error))
-    pages.sort(key=lambda p: natural_key(p.name))
+    if len(pages) > kept:  # `page_names` is in natural order already: only missing pages need a place
+        pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
                    series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid,
-                   extra=dict(saved.extra), read_only=saved.read_only, sizes=saved.sizes, memory=saved.memory)
+                   extra=dict(saved.extra), read_only=saved.read_only, sizes=saved.sizes, memory=saved.memory,
+                   dismissed_proposals=list(saved.dismissed_proposals))
 
 
 # ----------------------------------------------------------------------------- autosave

@@ -92,6 +92,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._image_signals.loaded.connect(self._on_image_loaded)
         self._image_signals.failed.connect(self._on_image_failed)
         self._restored_unsaved = False
+        self.read_only: str | None = None  # why the open project is not saved (another writer, newer file)
+        self._lock = None  # app.core.project_lock.ProjectLock of the open project
+        self._journal = None  # app.core.edit_journal.EditJournal of the open project
         self._closing = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
         self.stopped_cleanly = True  # False when shutdown() left work running
@@ -168,6 +171,8 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.undo_keys.watch(editor, self.panel.typing)
         self.undo_keys.watch(self.view, self.view.inline_edit_pending)
         self.doc.page_changed.connect(self._on_page_changed)
+        self.doc.page_changed.connect(lambda name: session.journal_page(self, name))
+        self.doc.project_changed.connect(lambda _what: session.journal_fields(self))
         self.doc.page_revealed.connect(self.show_page)
         self.page_list.page_activated.connect(self.show_page)
         self.view.block_selected.connect(self._on_canvas_selection)
@@ -418,7 +423,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         name = src.rsplit("/", 1)[-1] if src else ""
         page = f" — {self.current}" if self.current else ""
         star = "*" if self.is_dirty() else ""
-        self.setWindowTitle(f"{star}{name}{page} — Hayai Desktop" if name else "Hayai Desktop")
+        ro = " [read-only]" if self.read_only else ""
+        self.setWindowTitle(f"{star}{name}{ro}{page} — Hayai Desktop" if name else "Hayai Desktop")
 
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
@@ -459,4 +465,5 @@ class MainWindow(ActionsMixin, QMainWindow):
                                         self.reader_exporter.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
+        session.close_writer(self)  # the journal closed, the project's lock released
         return self.stopped_cleanly

@@ -46,6 +46,22 @@ class GlossaryCommand(QUndoCommand):
             self.doc.set_glossary(self.before)
 
 
+class MemoryCommand(QUndoCommand):
+    """The project's story memory replaced (a run's proposals, or an edit in the Memory panel)."""
+
+    def __init__(self, doc, before, after, text: str = "edit story memory"):
+        super().__init__(text)
+        self.doc, self.project, self.before, self.after = doc, doc.project, before, after
+
+    def redo(self) -> None:
+        if self.doc.project is self.project:
+            self.doc.set_memory(self.after)
+
+    def undo(self) -> None:
+        if self.doc.project is self.project:
+            self.doc.set_memory(self.before)
+
+
 class TranslationWindow(EditorWindow, Protocol):
     """What translation uses of the window besides EditorWindow."""
 
@@ -66,6 +82,7 @@ class TranslationController(QObject):
     def __init__(self, w: TranslationWindow, parent=None):
         super().__init__(parent)
         self.w = w
+        self._insecure_ok: set[str] = set()  # servers the user let a key reach over plain http://
         self.host = TranslateHost(self)
         worker = self.host.worker
         worker.page_translated.connect(self._on_page)
@@ -134,6 +151,9 @@ class TranslationController(QObject):
             else:
                 ok = dialog.exec() == dialog.DialogCode.Accepted
                 values, key = dialog.values(), dialog.typed_key()
+                tied = dialog.tied_env()
+                if ok and tied is not None:
+                    keys.tie_env_key(values["translation_provider"], values["translation_base_url"], tied)
         finally:
             self.probe_finished.disconnect(self._show_probe)
             self._dialog = None
@@ -148,8 +168,32 @@ class TranslationController(QObject):
         self.host.worker.close_translator() if not self.host.busy() else None
         return True
 
+    def key_may_go(self, settings, key: str | None = None) -> bool:
+        """A key is never sent in clear to another machine without the user's yes (asked once per
+        server while the app runs; app.core.keys.check_transport)."""
+        from app.core import keys
+        from app.translate.base import server_label
+
+        if settings.provider == "offline":
+            return True
+        if key is None:
+            key = keys.find_key(settings.provider, settings.base_url).key
+        if not keys.insecure_url(settings.provider, settings.base_url, key):
+            return True
+        server = server_label(settings.base_url)
+        if server in self._insecure_ok:
+            return True
+        if self.w.questions.insecure_key(self.w, server):
+            self._insecure_ok.add(server)
+            return True
+        self.w.show_notice("warning", f"Nothing was sent to {server}: the API key would travel unencrypted "
+                           "(http://). Use an https:// address in Translation settings.")
+        return False
+
     def probe(self, settings, key: str | None = None) -> int:
         """Test connection (on the worker): lists the models, or says why it failed."""
+        if not self.key_may_go(settings, key):
+            return 0
         rid = self.host.submit("probe", settings, key=key)
         if self._dialog is not None:
             self._dialog.test_result.setText("Connecting…")
@@ -200,6 +244,11 @@ class TranslationController(QObject):
         self.glossary_dialog = None
         if accepted:
             self.set_glossary(dialog.entries())
+
+    def set_memory(self, memory, text: str = "edit story memory") -> None:
+        project = self.w.doc.project
+        if project is not None and memory != project.memory:
+            self.w.undo_stack.push(MemoryCommand(self.w.doc, project.memory, memory, text))
 
     def set_glossary(self, entries) -> None:
         project = self.w.doc.project
@@ -269,13 +318,15 @@ class TranslationController(QObject):
         w.flush_editors()
         project = w.doc.project
         snapshot = Project(source=project.source, pages=list(project.pages), order=project.order,
-                           glossary=list(project.glossary))
+                           glossary=list(project.glossary), memory=project.memory)
         file_entries, note = self._file_glossary()
         if note.startswith("Glossary file not used"):
             w.show_notice("warning", note)
         settings = translator_settings_from(w.settings)
+        if not self.key_may_go(settings):
+            return 0
         options = TranslateOptions(context_pages=settings.context_pages, retranslate=retranslate,
-                                   replace_edited=replace_edited)
+                                   replace_edited=replace_edited, memory=settings.memory)
         rid = self.host.submit("pages", settings, project=snapshot, names=tuple(names),
                                glossary=tuple(merge(project.glossary, file_entries)), options=options)
         self.run_id = rid
@@ -329,6 +380,9 @@ class TranslationController(QObject):
                    f"translate {name}", page=name)
             run["blocks"] += len(texts)
             w.autosave()  # what arrived is on disk at once
+        if outcome.memory is not None:
+            self.set_memory(outcome.memory, f"story memory from {outcome.name}")
+            w.autosave()
         if outcome.problem:
             run["problems"].append(f"{outcome.name}: {outcome.summary()}")
 
@@ -381,6 +435,9 @@ def _key_state(provider: str, base_url: str) -> str:
     from app.core import keys
 
     found = keys.find_key(provider, base_url)
+    if found.withheld and not found.key:
+        hosts = ", ".join(keys.OWN_HOSTS.get(found.withheld, ())) or "its provider"
+        return f"${found.withheld} is set but goes only to {hosts}: type a key for this server, or tick below."
     keyring_note = ("stored in the system keyring" if keys.keyring_available() else
                     f"no system keyring here: a key typed above is saved in {keys.key_file()}, readable only by you")
     if found.where.startswith("env:"):
