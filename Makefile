@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench bundle clean
+.PHONY: run test lint bench bundle clean llama-server
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+
+# For contributors: llama.cpp's llama-server and a small GGUF model, built once into a cache
+# folder outside the repository (~/.cache/hayai-desktop-tests/llama); `make test` then runs the
+# real-server tests (tests/test_llama_server.py) too. 10-15 minutes on 2 cores the first time.
+llama-server: $(STAMP)
+	$(PY) -m tools.llama_server
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check app tests bench tools

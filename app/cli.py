@@ -9,6 +9,7 @@
     hayai-desktop translate ...                           machine translation (app/commands/translate.py)
     hayai-desktop batch ...                               a whole library   (app/commands/batch.py)
     hayai-desktop export ...                              mokuro volume, reader page, JSON, TXT (app/commands/export.py)
+    hayai-desktop check ...                               consistency check (app/commands/check.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
@@ -33,6 +34,7 @@ SUBCOMMANDS = {
     "translate": "app.commands.translate",
     "batch": "app.commands.batch",
     "export": "app.commands.export",
+    "check": "app.commands.check",
 }
 
 

@@ -8,6 +8,7 @@ every module name imports in the build environment.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent  # the project root (holds app/, resources/)
@@ -25,6 +26,7 @@ SUBMODULE_PACKAGES = [
     "transformers.models.encoder_decoder",
     "tokenizers",
     "safetensors",
+    "fontTools.ttLib.tables",                # fontTools loads each table's module by name (the cmap: glyph fallback)
 ]
 HIDDEN_IMPORTS = [
     "transformers.models.siglip2.configuration_siglip2",
@@ -33,6 +35,10 @@ HIDDEN_IMPORTS = [
     "torchvision.transforms.v2",
     "PIL.ImageDraw",
     "PIL.ImageFont",
+    # photoshopapi (PSD type layers) imports its compiled module from a platform folder in an if:
+    # lib64/ in the Linux wheels, lib/ in the macOS and Windows ones
+    "photoshopapi",
+    "photoshopapi.lib64.photoshopapi" if sys.platform == "linux" else "photoshopapi.lib.photoshopapi",
 ]
 
 # Distributions whose metadata is read at run time (importlib.metadata.version checks in

@@ -47,3 +47,33 @@ def fake_deepl():
     server = FakeDeepL()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """The real llama.cpp server (tests/llama.py) with Gemma 3 270M, one for the session;
+    the tests that use it are skipped, with one line saying how to get it, when it is not built."""
+    from tests.llama import HOW, LlamaServer, found
+
+    if found() is None:
+        pytest.skip(HOW)
+    server = LlamaServer(ctx=4096, log_dir=tmp_path_factory.mktemp("llama"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llama_factory(tmp_path):
+    """Start more llama-servers (another context size, one to kill); all stopped after the test."""
+    from tests.llama import HOW, LlamaServer, found
+
+    if found() is None:
+        pytest.skip(HOW)
+    started = []
+
+    def start(**kw):
+        started.append(LlamaServer(log_dir=tmp_path, **kw))
+        return started[-1]
+    yield start
+    for s in started:
+        s.stop()

@@ -9,7 +9,17 @@ Each request takes the next behaviour from `script` (then `default`):
   out), unknown (the last id replaced by a made-up one), garbage (prose, no JSON),
   truncated (JSON cut in the middle), rate_limit (429 + Retry-After: `retry_after`),
   slow (answers after `delay` seconds), error500, refuse_schema (400 when a JSON schema
-  response_format is asked for, then ok).
+  response_format is asked for, then ok); and what real servers do: think (a <think> block
+  with a draft answer before the real one), reasoning (the thoughts in `reasoning_content`),
+  newline (a raw newline inside a JSON string), refuse422 (422 on a JSON schema), refuse_temperature
+  (400 "Unsupported parameter: 'temperature'" while one is sent), length (the answer cut after
+  its first item with finish_reason "length"), error500msg (500 with the server's message),
+  context_exceeded (400 "exceeds the available context size" while the request holds more than
+  one page or more than `max_segments` segments), echo (every segment copied back),
+  echo_request (the request's JSON repeated, no answer), nostream (a plain response even when
+  streaming is asked for).
+A request with "stream": true gets server-sent events, one chunk per `chunk_chars` characters
+of the answer, with usage in a last chunk (llama.cpp and OpenAI do the same).
 It checks `Authorization: Bearer <key>` (401 otherwise, echoing the key's first characters
 as OpenAI does) and records every request (`seen`: path, headers, JSON body).
 
@@ -34,7 +44,8 @@ _KANA = {
     "げ": "ge", "ご": "go", "ざ": "za", "じ": "ji", "ず": "zu", "ぜ": "ze", "ぞ": "zo", "だ": "da",
     "で": "de", "ど": "do", "ば": "ba", "び": "bi", "ぶ": "bu", "べ": "be", "ぼ": "bo", "ぱ": "pa",
     "ぴ": "pi", "ぷ": "pu", "ぺ": "pe", "ぽ": "po", "っ": "'", "ゃ": "ya", "ゅ": "yu", "ょ": "yo",
-    "ー": "-", "。": ".", "、": ",", "！": "!", "？": "?", "…": "...", "「": '"', "」": '"',
+    "ぢ": "ji", "づ": "zu", "ぁ": "a", "ぃ": "i", "ぅ": "u", "ぇ": "e", "ぉ": "o", "ゎ": "wa", "ゐ": "wi",
+    "ゑ": "we", "ゔ": "vu", "ゝ": "", "ゞ": "", "ー": "-", "。": ".", "、": ",", "！": "!", "？": "?", "…": "...", "「": '"', "」": '"',
 }
 
 
@@ -46,6 +57,8 @@ def fake_translate(text: str, glossary: dict[str, str] | None = None) -> str:
     for ch in text:
         if "\u30a1" <= ch <= "\u30f6":
             ch = chr(ord(ch) - 0x60)
+        if "\u4e00" <= ch <= "\u9fff":  # a kanji: a made-up Latin syllable, the same each time
+            ch = "kmstnhry"[ord(ch) % 8] + "aiueo"[ord(ch) // 8 % 5]
         out.append(_KANA.get(ch, ch))
     words = " ".join("".join(out).split())
     return words[:1].upper() + words[1:]
@@ -77,6 +90,8 @@ class _Server(ThreadingHTTPServer):
 class _Base:
     def __init__(self, handler):
         self.seen: list[Seen] = []
+        self.holding = 0  # "slow" requests whose answer the server is holding now
+        self.released = 0  # "slow" requests whose hold ended with an answer (not dropped by close)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server = _Server(self, handler)
@@ -87,6 +102,16 @@ class _Base:
     @property
     def port(self) -> int:
         return self._server.server_address[1]
+
+    def hold(self) -> bool:
+        """Hold a "slow" answer for `delay` seconds; True when `close` ended the hold (no answer)."""
+        with self._lock:
+            self.holding += 1
+        stopped = self._stop.wait(self.delay)
+        with self._lock:
+            self.holding -= 1
+            self.released += not stopped
+        return stopped
 
     def close(self) -> None:
         self._stop.set()
@@ -138,6 +163,10 @@ class FakeLLM(_Base):
     script: list[str] = field(default_factory=list)
     retry_after: str = "0.2"
     delay: float = 5.0
+    chunk_chars: int = 8
+    chunk_delay: float = 0.0  # seconds between streamed chunks
+    max_segments: int = 10**6  # context_exceeded: the most segments a request may hold
+    n_ctx: int | None = None  # served as llama.cpp's GET /props when set
 
     def __post_init__(self):
         _Base.__init__(self, _LLMHandler)
@@ -154,8 +183,52 @@ class FakeLLM(_Base):
             return self.script.pop(0) if self.script else self.default
 
 
+def _text_of(content) -> str:
+    if isinstance(content, list):  # content parts: the text part is the page's JSON
+        return next((p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"), "")
+    return content
+
+
 def _page_of(body: dict) -> dict:
-    return json.loads(body["messages"][-1]["content"])
+    return json.loads(_text_of(body["messages"][-1]["content"]))
+
+
+def page_of(body: dict) -> dict:
+    """The page's JSON object of a recorded request (the text part when the page has an image)."""
+    return _page_of(body)
+
+
+def image_of(body: dict):
+    """The page image of a recorded request (a PIL image), None when it has none."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    content = body["messages"][-1]["content"]
+    if not isinstance(content, list):
+        return None
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            url = part["image_url"]["url"]
+            return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    return None
+
+
+def _katakana_names(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"[\u30a1-\u30fa\u30fc]{2,}", text)
+
+
+def glossary_of(body: dict) -> dict[str, str]:
+    """The glossary a request carries (in the system message, as JSON data)."""
+    system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+    marker = "Glossary (data, JSON): "
+    if marker not in system:
+        return {}
+    terms = json.loads(system.split(marker, 1)[1].splitlines()[0])
+    return {g["source"]: g["target"] for g in terms}
 
 
 class _LLMHandler(_Handler):
@@ -173,20 +246,23 @@ class _LLMHandler(_Handler):
         owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, None))
         if not self._authorized(owner):
             return
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.rstrip("/").endswith("/v1/models"):
             self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"}
                                                         for m in owner.models]})
+        elif self.path.rstrip("/") == "/props" and owner.n_ctx:
+            self._send(200, {"default_generation_settings": {"n_ctx": owner.n_ctx}})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self):
         owner = self.server.owner
         body = self._body()
-        behaviour = owner.next_behaviour()
+        chat = self.path.endswith("/v1/chat/completions")
+        behaviour = owner.next_behaviour() if chat else ""  # a script is for the chat requests only
         owner.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, behaviour))
         if not self._authorized(owner):
             return
-        if not self.path.endswith("/chat/completions") or not isinstance(body, dict):
+        if not chat or not isinstance(body, dict):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
         if body.get("model") not in owner.models:
@@ -201,21 +277,94 @@ class _LLMHandler(_Handler):
         if behaviour == "refuse_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
             self._send(400, {"error": {"message": "response_format json_schema is not supported by this server"}})
             return
-        if behaviour == "slow" and owner._stop.wait(owner.delay):
+        if behaviour == "refuse_images" and image_of(body) is not None:
+            self._send(500, {"error": {"code": 500, "message": "image input is not supported - hint: if this is "
+                                                               "unexpected, you may need to provide the mmproj",
+                                       "type": "server_error"}})
+            return
+        if behaviour == "refuse422" and (body.get("response_format") or {}).get("type") == "json_schema":
+            self._send(422, {"detail": [{"loc": ["body", "response_format"], "msg": "unsupported value"}]})
+            return
+        if behaviour == "refuse_temperature" and "temperature" in body:
+            self._send(400, {"error": {"message": "Unsupported parameter: 'temperature' is not supported with "
+                                                  "this model.", "type": "invalid_request_error"}})
+            return
+        if behaviour == "error500msg":
+            self._send(500, {"error": {"code": 500, "message": "Context size has been exceeded.",
+                                       "type": "server_error"}})
+            return
+        if behaviour == "error500disk":
+            self._send(500, {"error": {"code": 500, "message": "model file could not be mapped: out of memory",
+                                       "type": "server_error"}})
+            return
+        if behaviour == "context_exceeded":
+            pages = sum(1 for m in body["messages"] if m["role"] == "user")
+            if pages > 1 or len(_page_of(body)["segments"]) > owner.max_segments:
+                self._send(400, {"error": {"code": 400, "message": "the request exceeds the available context size, "
+                                                                   "try increasing it", "type": "exceed_context_size_error"}})
+                return
+        if behaviour == "slow" and owner.hold():
             self.close_connection = True  # stopped: drop the request without an answer
             return
-        self._send(200, self._completion(body, behaviour))
+        completion = self._completion(body, behaviour)
+        if body.get("stream") and behaviour != "nostream":
+            self._stream(completion, owner)
+        else:
+            self._send(200, completion)
+
+    @staticmethod
+    def _wants_memory(body: dict) -> bool:
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        return "memory" in (schema.get("properties") or {}) or '"memory"' in body["messages"][0].get("content", "")
+
+    def _stream(self, completion: dict, owner) -> None:
+        """The completion as server-sent events: content chunks, the finish, then usage."""
+        message = completion["choices"][0]["message"]
+        content, thoughts = message.get("content") or "", message.get("reasoning_content") or ""
+        base = {"id": completion["id"], "object": "chat.completion.chunk", "created": 0, "model": completion["model"]}
+
+        def event(delta=None, finish=None, usage=None) -> bytes:
+            chunk = dict(base, choices=[] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}])
+            if usage is not None:
+                chunk["usage"] = usage
+            return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(event({"role": "assistant", "content": ""}))
+            n = owner.chunk_chars
+            for i in range(0, len(thoughts), n):
+                self.wfile.write(event({"reasoning_content": thoughts[i:i + n]}))
+            for i in range(0, len(content), n):
+                if owner.chunk_delay and owner._stop.wait(owner.chunk_delay):
+                    return
+                self.wfile.write(event({"content": content[i:i + n]}))
+                self.wfile.flush()
+            self.wfile.write(event({}, completion["choices"][0]["finish_reason"]))
+            self.wfile.write(event(usage=completion["usage"]))
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _completion(self, body: dict, behaviour: str) -> dict:
         page = _page_of(body)
-        terms = {g["source"]: g["target"] for g in page.get("glossary", [])}
+        terms = glossary_of(body) or {g["source"]: g["target"] for g in page.get("glossary", [])}
         items = [{"id": s["id"], "text": fake_translate(s["text"], terms)} for s in page["segments"]]
+        finish = "stop"
+        thoughts = ""
         if behaviour == "reverse":
             items.reverse()
         if behaviour in ("drop", "unknown") and items:
             last = items.pop()
             if behaviour == "unknown":
                 items.append({"id": last["id"] + "x", "text": last["text"]})
+        if behaviour == "echo":
+            items = [{"id": s["id"], "text": s["text"]} for s in page["segments"]]
         content = json.dumps({"translations": items}, ensure_ascii=False)
         if behaviour == "fence":
             content = f"Sure! Here is the translation:\n```json\n{content}\n```\nLet me know if you need more."
@@ -223,10 +372,33 @@ class _LLMHandler(_Handler):
             content = "I'm sorry, but I can't help with translating this page."
         elif behaviour == "truncated":
             content = content[: int(len(content) * 0.6)]
-        prompt = sum(estimate_tokens(m.get("content") or "") + 4 for m in body["messages"])
+        elif behaviour == "think":
+            draft = json.dumps({"translations": [{"id": s["id"], "text": "DRAFT"} for s in page["segments"]]})
+            content = f"<think>The user wants a translation. A first try: {draft} Hmm, better:</think>\n{content}"
+        elif behaviour == "reasoning":
+            thoughts = "Let me think. " + json.dumps({"translations": [{"id": s["id"], "text": "DRAFT"}
+                                                                          for s in page["segments"]]})
+        elif behaviour == "newline":
+            content = content.replace(" ", "\n", 1) if items else content
+            content = content.replace('"text": "', '"text": "line one\n', 1)
+        elif behaviour == "echo_request":
+            content = _text_of(body["messages"][-1]["content"])
+        elif self._wants_memory(body) and behaviour != "length":
+            names = sorted({n for seg in page["segments"] for n in _katakana_names(seg["text"])})
+            memory = {"characters": [{"source": n, "target": fake_translate(n), "notes": ""} for n in names],
+                      "terms": [], "summary": f"On {page.get('page', 'this page')}: {len(items)} lines."}
+            content = json.dumps({"translations": items, "memory": memory}, ensure_ascii=False)
+        elif behaviour == "length" and items:
+            content = json.dumps({"translations": items}, ensure_ascii=False)
+            first_end = content.index("}", content.index('"text"')) + 1
+            content = content[:first_end] + ', {"id": "' + items[-1]["id"]
+            finish = "length"
+        prompt = sum(estimate_tokens(_text_of(m.get("content") or "")) + 4 for m in body["messages"])
+        message = {"role": "assistant", "content": content}
+        if thoughts:
+            message["reasoning_content"] = thoughts
         return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": estimate_tokens(content),
                           "total_tokens": prompt + estimate_tokens(content)}}
 
@@ -279,7 +451,7 @@ class _DeepLHandler(_Handler):
         if behaviour == "rate_limit":
             self._send(429, {"message": "Too many requests"})
             return
-        if behaviour == "slow" and owner._stop.wait(owner.delay):
+        if behaviour == "slow" and owner.hold():
             self.close_connection = True
             return
         terms = owner.glossaries.get(body.get("glossary_id") or "", {})

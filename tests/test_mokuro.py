@@ -17,7 +17,7 @@ from app.core import mokuro
 from app.core.project_io import find_project_file, load_project, open_project, save_project
 from app.core.sources import open_source
 from app.errors import UserError
-from tests.mokuro_data import SAMPLES, copy_demo_pages, demo_project, truth_pages
+from tests.mokuro_data import ROOT, SAMPLES, copy_demo_pages, demo_project, truth_pages
 
 
 @pytest.fixture(autouse=True)
@@ -312,3 +312,44 @@ def test_cli_export_leaves_a_project_held_by_another_editor_alone(tmp_path, caps
     assert "is being edited by Hayai Desktop" in capsys.readouterr().err
     assert find_project_file(src).read_bytes() == before  # not written over
     assert (tmp_path / "out" / "vol1.mokuro").is_file()
+
+
+def test_the_volume_can_go_beside_its_own_page_folder(tmp_path):
+    """As mokuro does it: Series/vol1.mokuro beside Series/vol1/; the pages are not touched."""
+    src = copy_demo_pages(tmp_path / "Series" / "vol1")
+    before = {p.name: p.stat().st_mtime_ns for p in src.iterdir()}
+    result = mokuro.export_mokuro(demo_project(src), tmp_path / "Series")
+    assert result.mokuro == tmp_path / "Series" / "vol1.mokuro" and result.images == src
+    assert {p.name: p.stat().st_mtime_ns for p in src.iterdir()} == before
+    back = open_project(result.mokuro)
+    assert [len(p.blocks) for p in back.pages] == [len(p.blocks) for p in demo_project(src).pages]
+    Image.new("RGB", (40, 40), "white").save(src / "page_0004.bmp")  # would have to be converted
+    with pytest.raises(UserError, match=r"page_0004\.png: exporting beside the volume's own page folder"):
+        mokuro.export_mokuro(open_project(src), tmp_path / "Series")
+    assert not (src / "page_0004.png").exists()
+
+
+def test_the_demo_volume_read_by_the_pipeline_round_trips_through_mokuro(tmp_path, capsys):
+    """The demo volume as the app reads it (`ocr` with the demo models), exported for mokuro
+    readers by `export`, and opened again: the same blocks, text, boxes, directions and order."""
+    from app.core.export_read import read_json_export
+
+    demo = ROOT / "resources" / "demo"
+    src = copy_demo_pages(tmp_path / "Demo" / "samples")
+    read = tmp_path / "read.json"
+    assert main(["ocr", str(src), "--model", str(demo / "hayai-demo-ocr"), "--detector",
+                 str(demo / "hayai-demo-detector.pt"), "--device", "cpu", "--patches", "256",
+                 "--max-new-tokens", "48", "--out", str(read)]) == 0
+    project = read_json_export(read)
+    assert sum(len(p.blocks) for p in project.pages) >= 30  # the demo detector finds most of the 40
+    out = tmp_path / "library" / "Demo"
+    assert main(["export", str(read), "--out", str(out)]) == 0
+    data = json.loads((out / "samples.mokuro").read_text(encoding="utf-8"))
+    assert [p["img_path"] for p in data["pages"]] == [p.name for p in project.pages]
+    for page, mpage in zip(project.pages, data["pages"], strict=True):
+        assert [b["box"] for b in mpage["blocks"]] == [list(b.box) for b in page.blocks]
+        assert ["".join(b["lines"]) for b in mpage["blocks"]] == [b.display_text.replace("\n", "")
+                                                                   for b in page.blocks]
+    back = open_project(out / "samples.mokuro")
+    assert [[(b.display_text, b.box, b.vertical, b.order) for b in p.blocks] for p in back.pages] == \
+           [[(b.display_text, b.box, b.vertical, b.order) for b in p.blocks] for p in project.pages]

@@ -37,8 +37,8 @@ def _module_file(name: str) -> Path | None:
         last = i == len(rest) - 1
         found = None
         for folder in folders:
-            if (folder / part / "__init__.py").is_file():
-                found = folder / part
+            if (folder / part / "__init__.py").is_file() or (not last and (folder / part).is_dir()):
+                found = folder / part  # a package, or a folder inside one (a namespace: photoshopapi/lib64)
                 break
             if last and ((folder / f"{part}.py").is_file() or list(folder.glob(f"{part}.*.so"))
                          or list(folder.glob(f"{part}.*.pyd"))):

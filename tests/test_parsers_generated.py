@@ -259,14 +259,17 @@ def test_llm_answer_of_any_text_gives_only_asked_ids(asked, reply):
 @given(ids, st.data())
 def test_llm_answer_in_any_shape_and_wrapping_is_read(asked, data):
     texts = {i: data.draw(words.filter(lambda s: s.strip())) for i in asked}
-    shape = data.draw(st.sampled_from(("list", "translations", "map", "segments")))
+    shape = data.draw(st.sampled_from(("list", "translations", "map", "results")))
     items = [{"id": i, "text": t} for i, t in texts.items()]
     value = {"list": items, "translations": {"translations": items}, "map": {"translations": texts},
-             "segments": {"segments": items}}[shape]
+             "results": {"results": items}}[shape]
     body = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
     wrap = data.draw(st.sampled_from(("{}", "```json\n{}\n```", "Here you go:\n{}\nDone.")))
     answer = read_answer(wrap.replace("{}", body), asked)
     assert answer.texts == {i: t.strip() for i, t in texts.items()}
+    # a JSON object that repeats the request ({"segments": ...}) is never read as the answer
+    echo = json.dumps({"task": "translate", "segments": items}, ensure_ascii=False)
+    assert read_answer(wrap.replace("{}", echo), asked).texts == {}
 
 
 @SETTINGS

@@ -50,7 +50,7 @@ def _block(i: int, **changes) -> Block:
 def _project(source: Path) -> Project:
     pages = [
         Page(name="001.png", width=800, height=1200, processed=True,
-             blocks=(_block(1), _block(2, polygon=None, text=None, score=None, patches=None,
+             blocks=(_block(1, approved=True), _block(2, polygon=None, text=None, score=None, patches=None,
                                        kind="manual", vertical=False, translation=""))),
         Page(name="ch2/010.png", width=640, height=480, error="the page is damaged"),
         Page(name="ch2/ページ11.png"),

@@ -254,3 +254,71 @@ def test_the_one_file_reader_renders_in_chromium(tmp_path):
     assert grey[h // 2, 5] < 60
     middle = grey[100:h - 100, w // 2 - 150:w // 2 + 150]
     assert (middle > 200).mean() > 0.4 and (middle < 80).mean() > 0.02
+
+
+FIREFOX = shutil.which("firefox-esr") or shutil.which("firefox")
+
+# Firefox has no --dump-dom: the harness paints its verdict (green: every check held, red: one
+# failed) over the whole window, and the test reads the screenshot.
+FIREFOX_HARNESS = r"""
+<script>
+window.addEventListener('load',function(){
+  var ok=true, why=[];
+  function check(c,w){ if(!c){ok=false; why.push(w);} }
+  var pages=[].slice.call(document.querySelectorAll('.page'));
+  check(location.hash==='#1','hash');
+  document.dispatchEvent(new KeyboardEvent('keydown',{key:'ArrowLeft',bubbles:true}));
+  check(location.hash==='#2'&&pages[1].classList.contains('shown'),'turn');
+  pages.forEach(function(p){p.classList.add('shown');});
+  pages.forEach(function(p){
+    var r=p.querySelector('.page-image').getBoundingClientRect(), k=p.dataset.width/r.width;
+    [].forEach.call(p.querySelectorAll('.block'),function(b){
+      var box=b.dataset.box.split(' ').map(Number);
+      [].forEach.call(b.querySelectorAll('.line'),function(l){
+        var e=l.getBoundingClientRect();
+        var x0=(e.left-r.left)*k, y0=(e.top-r.top)*k, x1=(e.right-r.left)*k, y1=(e.bottom-r.top)*k;
+        check(x0>=box[0]-1.5&&y0>=box[1]-1.5&&x1<=box[2]+1.5&&y1<=box[3]+1.5,'line outside its block');
+        var q=document.createRange(); q.selectNodeContents(l); var t=q.getBoundingClientRect();
+        var v=b.dataset.vertical==='1', a0=v?e.top:e.left, a1=v?e.bottom:e.right, t0=v?t.top:t.left, t1=v?t.bottom:t.right;
+        var along=Math.max(0,Math.min(a1,t1)-Math.max(a0,t0))/(Math.max(a1,t1)-Math.min(a0,t0));
+        check(along>=0.85,'text does not run the line');  // the glyphs a selection highlights
+      });
+    });
+  });
+  var b=pages[0].querySelectorAll('.block')[1], rg=document.createRange();
+  rg.selectNodeContents(b.querySelector('.src')); var s=getSelection(); s.removeAllRanges(); s.addRange(rg);
+  check(s.toString()===EXPECTED,'selection');
+  document.getElementById('b-tr').click();
+  check(getComputedStyle(b.querySelector('.tr')).display!=='none','translations');
+  var v=document.createElement('div'); v.id='verdict'; v.title=why.join(',');
+  v.style.cssText='position:fixed;inset:0;z-index:99999;background:'+(ok?'#00ff00':'#ff0000');
+  document.body.appendChild(v);
+});
+</script>
+"""
+
+
+@pytest.mark.skipif(FIREFOX is None, reason="firefox is not installed (apt-get install firefox-esr)")
+def test_in_firefox_the_page_works_from_the_file_system(volume, tmp_path):
+    result, data = volume
+    expected = json.dumps(data["pages"][0]["blocks"][1]["text"], ensure_ascii=False)
+    harness = result.html.with_name("vol1-firefox.html")
+    harness.write_text(result.html.read_text(encoding="utf-8").replace(
+        "</body>", FIREFOX_HARNESS.replace("EXPECTED", expected) + "</body>"), encoding="utf-8")
+    shot = tmp_path / "firefox.png"
+    try:
+        with tempfile.TemporaryDirectory() as profile:
+            env = dict(os.environ, FONTCONFIG_FILE=str(_fonts_conf(tmp_path)), MOZ_HEADLESS="1")
+            done = subprocess.run([FIREFOX, "--headless", "--no-remote", "--profile", profile,
+                                   "--window-size=1400,1000", "--screenshot", str(shot), harness.as_uri() + "#1"],
+                                  capture_output=True, text=True, timeout=180, env=env)
+    finally:
+        harness.unlink()
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(shot) as im:
+        rgb = np.asarray(im.convert("RGB")).reshape(-1, 3)
+    green = ((rgb[:, 1] > 200) & (rgb[:, 0] < 60) & (rgb[:, 2] < 60)).mean()
+    assert green > 0.9, "the harness found a failed check (red) or did not run"

@@ -114,7 +114,11 @@ def test_cbz_and_pdf_are_one_file(volume, tmp_path):
     root, _project = volume
     assert main(["render", str(root / "export.json"), "--out", str(tmp_path / "v.cbz")]) == 0
     with zipfile.ZipFile(tmp_path / "v.cbz") as z:
-        assert z.namelist() == ["page_0000.png", "page_0001.png"]
+        assert z.namelist() == ["page_0000.png", "page_0001.png", "ComicInfo.xml"]
+    from comicapi.comicarchive import ComicArchive
+
+    info = ComicArchive(str(tmp_path / "v.cbz")).read_cix()
+    assert (info.series, info.page_count, info.manga, info.language) == ("vol", 2, "YesAndRightToLeft", "en")
     assert main(["render", str(root / "export.json"), "--out", str(tmp_path / "v.pdf"), "--text", "source"]) == 0
     data = (tmp_path / "v.pdf").read_bytes()
     assert data.startswith(b"%PDF-") and len(re.findall(rb"/Type /Page ", data)) == 2
@@ -127,8 +131,9 @@ def test_psd_per_page_with_original_cleaned_and_one_layer_per_lettered_block(vol
     assert main(["render", str(root / "export.json"), "--out", str(tmp_path / "psd"), "--format", "psd"]) == 0
     assert sorted(p.name for p in (tmp_path / "psd").iterdir()) == ["page_0000.psd", "page_0001.psd"]
     psd = PSDImage.open(tmp_path / "psd" / "page_0000.psd")
-    translated = [str(b.order) for b in project.pages[0].blocks if b.translation]
-    assert [layer.name for layer in psd] == ["original", "cleaned", *translated]
+    translated = [f"block {b.order}" for b in project.pages[0].blocks if b.translation]
+    assert [layer.name for layer in psd] == ["original", "cleaned", "inpainting patches", *reversed(translated)]
+    assert all(group[1].kind == "type" and group[1].text for group in psd[3:])
     assert np.array_equal(np.asarray(psd[0].topil().convert("RGB")), _rgb(root / "vol" / "page_0000.png"))
     assert psd.size == SIZE
 

@@ -10,14 +10,18 @@ from app.core.edits import set_translation
 from app.core.translation import TranslateOptions, pages_to_translate, translate_pages
 from app.errors import Cancelled
 from app.translate import GlossaryEntry, TranslatorSettings, make_translator
-from tests.llm_server import fake_translate
+from tests.llm_server import fake_translate, glossary_of
 from tests.translate_data import PAGES, make_project
+
+
+def fresh_translator(fake_llm):
+    return make_translator(TranslatorSettings(base_url=fake_llm.base_url, model="test-model", timeout=3,
+                                              max_retries=1, source_lang="ja"), fake_llm.key)
 
 
 @pytest.fixture
 def translator(fake_llm):
-    tr = make_translator(TranslatorSettings(base_url=fake_llm.base_url, model="test-model", timeout=3,
-                                            max_retries=1, source_lang="ja"), fake_llm.key)
+    tr = fresh_translator(fake_llm)
     yield tr
     tr.close()
 
@@ -48,14 +52,29 @@ def test_every_block_is_translated_in_place(fake_llm, translator):
 def test_previous_pages_go_as_context_earlier_first(fake_llm, translator):
     project = make_project()
     run(project, translator, options=TranslateOptions(context_pages=2))
-    msgs = page_messages(fake_llm.chats()[3])  # page 4: pages 2 and 3 as context
-    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert json.loads(msgs[1]["content"])["page"] == "002.png"
-    assert json.loads(msgs[3]["content"])["page"] == "003.png"
-    assert json.loads(msgs[4]["content"])["translations"][0]["text"] == fake_translate(PAGES[2][0])
+    # page 4: at least pages 2 and 3 as context, and page 1 too, since the previous request
+    # started with it (the window grows append-only so that each request starts as the last one)
+    msgs = page_messages(fake_llm.chats()[3])
+    assert [m["role"] for m in msgs] == ["system"] + ["user", "assistant"] * 3 + ["user"]
+    assert [json.loads(m["content"])["page"] for m in msgs[1::2]] == ["001.png", "002.png", "003.png", "004.png"]
+    assert json.loads(msgs[6]["content"])["translations"][0]["text"] == fake_translate(PAGES[2][0])
     assert [m["role"] for m in page_messages(fake_llm.chats()[0])] == ["system", "user"]
-    # the shared prefix of consecutive requests is identical (what providers cache)
-    assert page_messages(fake_llm.chats()[2])[:1] == page_messages(fake_llm.chats()[3])[:1]
+    # each request starts with the previous one, byte for byte (what prompt caches serve), up to
+    # the previous page's own message, which carried the story memory then
+    for before, after in zip(fake_llm.chats(), fake_llm.chats()[1:]):
+        prev, cur = page_messages(before), page_messages(after)
+        assert cur[:len(prev) - 1] == prev[:-1]
+    # without the memory, the whole previous request
+    fake_llm.seen.clear()
+    run(make_project(), fresh_translator(fake_llm), options=TranslateOptions(context_pages=2, memory=False))
+    for before, after in zip(fake_llm.chats(), fake_llm.chats()[1:]):
+        prev, cur = page_messages(before), page_messages(after)
+        assert cur[:len(prev)] == prev
+    # the window is bounded: with 1 context page, at most 4 earlier pages are kept
+    fake_llm.seen.clear()
+    run(make_project(texts=PAGES * 3), fresh_translator(fake_llm), options=TranslateOptions(context_pages=1))
+    counts = [(len(page_messages(s)) - 2) // 2 for s in fake_llm.chats()]
+    assert max(counts) == 4 and min(counts[1:]) >= 1 and counts[0] == 0
     fake_llm.seen.clear()
     run(make_project(), translator, options=TranslateOptions(context_pages=0))
     assert all(len(page_messages(s)) == 2 for s in fake_llm.chats())
@@ -65,13 +84,16 @@ def test_only_glossary_terms_on_the_page_or_its_context_are_sent(fake_llm, trans
     glossary = [GlossaryEntry("タナカ", "Tanaka-san"), GlossaryEntry("ユキ", "Yuki"), GlossaryEntry("ねこ", "Cat")]
     project = make_project()
     run(project, translator, glossary=glossary, options=TranslateOptions(context_pages=0))
-    sent = [[g["source"] for g in json.loads(page_messages(s)[-1]["content"]).get("glossary", [])]
-            for s in fake_llm.chats()]
-    assert sent == [["タナカ", "ユキ"], ["ユキ"], ["タナカ"], []]
+    # sent in the system message: the terms met so far in the run (it only grows, so the start
+    # of the requests stays the same); ねこ, on no page, is never sent
+    sent = [list(glossary_of(s.body)) for s in fake_llm.chats()]
+    assert sent == [["タナカ", "ユキ"]] * 4
+    assert all("glossary" not in json.loads(page_messages(s)[-1]["content"]) for s in fake_llm.chats())
     assert project.pages[0].blocks[0].translation.startswith("Tanaka-san")  # the server applied it
     fake_llm.seen.clear()
-    run(make_project(), translator, glossary=glossary, options=TranslateOptions(context_pages=1))
-    assert "glossary" in json.loads(page_messages(fake_llm.chats()[3])[-1]["content"])  # タナカ is on page 3
+    run(make_project(texts=PAGES[2:]), fresh_translator(fake_llm), glossary=glossary,
+        options=TranslateOptions(context_pages=0))
+    assert [list(glossary_of(s.body)) for s in fake_llm.chats()] == [["タナカ"], ["タナカ"]]
 
 
 def test_resume_skips_translated_pages_and_keeps_hand_edits(fake_llm, translator):

@@ -2,7 +2,7 @@
 
     hayai-desktop render INPUT --out OUT [--format png|jpg|webp|cbz|pdf|psd]
         [--text translation|source|none] [--inpaint auto|opencv|lama] [--font NAME_OR_FILE]
-        [--device auto|cpu|cuda] [--lang LANG]
+        [--device auto|cpu|cuda] [--lang LANG] [--sizes each|one|few]
 
 INPUT is a JSON export (`hayai-desktop ocr`, or the app's File > Export), a project file, or
 the folder / CBZ archive / image itself with its saved project. The page images are read from
@@ -15,7 +15,10 @@ the others as they are; --text source letters the transcription instead; --text 
 every block and letters nothing. --inpaint auto uses LaMa when it is installed (`hayai-desktop
 models download lama-manga`) and OpenCV otherwise; a plain bubble is filled with its own colour
 either way. --font replaces every block's font (a name such as "comic" or "DejaVu Sans", or a
-font file). Exit status: 0 when every page was written, 1 when a page was skipped, 2 for an
+font file). --sizes sets the project's size harmonisation for this run (each: every bubble at
+the largest size that fits it; one: a page's bubbles at one size, the largest that most of them
+take; few: up to three sizes a page); a page's own setting still wins. Blocks set below their
+minimum size are named (page: block numbers) on stderr. Exit status: 0 when every page was written, 1 when a page was skipped, 2 for an
 error.
 """
 from __future__ import annotations
@@ -43,6 +46,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--font", default=None, help="font for every block: a name or a font file")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="where LaMa runs")
     p.add_argument("--lang", default="en", help="hyphenation language of the translation (default: en)")
+    p.add_argument("--sizes", choices=("each", "one", "few"), default=None,
+                   help="size harmonisation of each page's bubbles (default: the project's, else each)")
     p.set_defaults(run=run)
     return p
 
@@ -88,6 +93,10 @@ def run(args) -> int:
     if args.font:
         resolve_font(args.font)  # a bad name fails before any work
     project = load_input(args.input)
+    if args.sizes:
+        from dataclasses import replace
+
+        project = replace(project, sizes=args.sizes)
     options = RenderOptions(text=args.text, font=args.font, lang=args.lang)
     engine = load_inpainter(args.inpaint, args.device)
     bar = ProgressLine(f"render ({engine.name})")
@@ -97,7 +106,8 @@ def run(args) -> int:
         print(f"hayai-desktop: page {name} skipped: {why}", file=sys.stderr)
     if report.below_min or report.overflow:
         print(f"hayai-desktop: {report.below_min} of {report.blocks} lettered block(s) needed a size below their "
-              f"minimum ({report.overflow} did not fit at all and were cut to the bubble)", file=sys.stderr)
+              f"minimum ({report.overflow} did not fit at all and were cut to the bubble): "
+              f"{report.below_min_text(limit=50)}", file=sys.stderr)
     where = args.out if fmt in ("cbz", "pdf") else f"{len(report.written)} file(s) in {args.out}"
     print(f"wrote {where} ({fmt}, {engine.name})", file=sys.stderr)
     return 1 if report.skipped else 0

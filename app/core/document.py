@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from app.render.strokes import MaskStroke
 from app.render.style import StyleOverride, TextStyle
 from app.translate.base import GlossaryEntry
+from app.translate.memory import StoryMemory
 
 Box = tuple[float, float, float, float]
 
@@ -35,6 +36,13 @@ class Block:
     mask_edits: tuple[MaskStroke, ...] = ()  # brush strokes on the text mask, page pixels, in order
     machine_translation: str = ""  # what the last translation run gave ("" = none)
     translator: str = ""  # which backend/model produced machine_translation
+    # "untranslated": the last run's answer (in machine_translation) looks untranslated (the
+    # source copied back, or still in the source's script): not used as the translation, not
+    # counted, and the next run asks again. "" otherwise.
+    machine_flag: str = ""
+    # the user accepted the machine translation as it is (one key in the GUI): it enters the
+    # translation memory (app.core.tm) like a translation typed by hand
+    approved: bool = False
     # keys of a newer build's file this build does not know: kept and written back (app.core.versioning)
     extra: dict | None = field(default=None, compare=False, repr=False)
 
@@ -54,6 +62,11 @@ class Block:
         return bool(self.translation) and self.translation != self.machine_translation
 
     @property
+    def looks_untranslated(self) -> bool:
+        """The machine's answer was not a translation and nothing else stands in for it."""
+        return self.machine_flag == "untranslated" and not self.translation.strip()
+
+    @property
     def needs_translation(self) -> bool:
         """Has source text and no translation yet."""
         return bool(self.display_text.strip()) and not self.translation.strip()
@@ -67,6 +80,7 @@ class Page:
     blocks: tuple[Block, ...] = ()
     processed: bool = False  # detection + OCR has run on this page
     error: str | None = None  # why the page could not be read, if it could not
+    sizes: str | None = None  # how its bubbles' sizes are harmonised (SIZE_MODES); None: as the project
     order_by_hand: bool = False  # the user renumbered the blocks: reading the page again keeps their order
     extra: dict | None = field(default=None, compare=False, repr=False)  # unknown keys, kept (Block.extra)
 
@@ -101,6 +115,13 @@ class Project:
     extra: dict[str, dict] = field(default_factory=dict, compare=False, repr=False)
     # why this project must not be written over (a file of a newer major version), else None
     read_only: str | None = field(default=None, compare=False)
+    sizes: str = "each"  # the pages' size harmonisation (app.render.page.SIZE_MODES) unless a page says
+    memory: StoryMemory = field(default_factory=StoryMemory)  # characters, terms, story so far
+    dismissed_proposals: list[str] = field(default_factory=list)  # glossary proposals dismissed (source terms)
+
+    def page_sizes(self, page: Page) -> str:
+        """The size harmonisation a page is lettered with: its own, else the project's."""
+        return page.sizes or self.sizes
 
     def page_index(self, name: str) -> int:
         for i, p in enumerate(self.pages):

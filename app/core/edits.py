@@ -40,7 +40,7 @@ def restore_text(page: Page, block_id: str) -> Page:
 def set_translation(page: Page, block_id: str, translation: str) -> Page:
     """The user's translation for a block (a machine translation stays restorable)."""
     b = page.blocks[_index(page, block_id)]
-    return _replace_block(page, replace(b, translation=translation))
+    return _replace_block(page, replace(b, translation=translation, approved=b.approved and translation == b.translation))
 
 
 def restore_translation(page: Page, block_id: str) -> Page:
@@ -49,20 +49,27 @@ def restore_translation(page: Page, block_id: str) -> Page:
     return _replace_block(page, replace(b, translation=b.machine_translation))
 
 
-def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False) -> Page:
+def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False,
+                               untranslated=None) -> Page:
     """Machine translations (`texts`: block id -> text) into the page. Each block keeps the
     text as its machine translation; its translation becomes that text unless the user wrote
-    their own (`Block.translation_edited`) and `replace_edited` is False. Ids no longer on the
-    page (a block deleted meanwhile) are ignored."""
+    their own (`Block.translation_edited`) and `replace_edited` is False. `untranslated`: block
+    id -> an answer that looks untranslated: kept as the machine text, flagged, never used as
+    the translation. Ids no longer on the page (a block deleted meanwhile) are ignored."""
+    untranslated = untranslated or {}
     blocks = []
     for b in page.blocks:
         text = texts.get(b.id)
         if text is None:
+            echo = untranslated.get(b.id)
+            if echo is not None and not b.translation.strip():  # a translation it had stays
+                b = replace(b, machine_translation=echo, translator=translator, machine_flag="untranslated")
             blocks.append(b)
             continue
         keep = b.translation_edited and not replace_edited
-        blocks.append(replace(b, machine_translation=text, translator=translator,
-                              translation=b.translation if keep else text))
+        blocks.append(replace(b, machine_translation=text, translator=translator, machine_flag="",
+                              translation=b.translation if keep else text,
+                              approved=b.approved and keep))
     return replace(page, blocks=tuple(blocks))
 
 
@@ -219,3 +226,9 @@ def clear_mask_edits(page: Page, block_id: str) -> Page:
     """Back to the automatic text mask."""
     b = page.blocks[_index(page, block_id)]
     return _replace_block(page, replace(b, mask_edits=()))
+
+
+def approve_translation(page: Page, block_id: str, approved: bool = True) -> Page:
+    """Accept the block's machine translation as it is (it enters the translation memory)."""
+    b = page.blocks[_index(page, block_id)]
+    return _replace_block(page, replace(b, approved=approved and bool(b.translation.strip())))

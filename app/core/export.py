@@ -108,6 +108,8 @@ def _block_json(block: Block) -> dict:
         "translation_edited": block.translation_edited,
         "translator": block.translator,
     }
+    if block.machine_flag:
+        data["machine_flag"] = block.machine_flag
     style = override_to_dict(block.style)
     if style is not None:
         data["style"] = style

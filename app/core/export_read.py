@@ -26,7 +26,7 @@ _TOP_KEYS = ("format", "version", "minor", "app_version", "exported_at", "source
 _PAGE_KEYS = ("number", "name", "width", "height", "processed", "error", "blocks")
 _BLOCK_KEYS = ("id", "order", "kind", "box", "polygon", "vertical", "score", "text", "edited", "ocr_text",
                "translation", "model", "patches", "machine_translation", "translation_edited", "translator",
-               "style", "mask_edits")
+               "style", "mask_edits", "machine_flag")
 
 
 def read_json(path: str | os.PathLike) -> dict:
@@ -108,5 +108,6 @@ def _block(data: dict, where: str) -> Block:
         patches=None if data.get("patches") is None else int(data["patches"]),
         machine_translation=str(data.get("machine_translation", "")),
         translator=str(data.get("translator", "")),
+        machine_flag=str(data.get("machine_flag", "")),
         style=style, mask_edits=strokes, extra=unknown_keys(data, _BLOCK_KEYS) or None,
     )

@@ -426,6 +426,8 @@ def export_mokuro(project: Project, out: str | os.PathLike, title: str | None = 
                   cancel: Callable[[], bool] | None = None) -> MokuroExport:
     """Write `out/VOLUME.mokuro`, the page images in `out/VOLUME/` and (reader_page) the reader
     page `out/VOLUME.html` that shows them. `title` / `volume` default to `default_names`.
+    When `out/VOLUME/` is the project's own page folder (the .mokuro goes beside the volume, as
+    mokuro puts it) its pages stay as they are; a page readers could not show refuses that.
     progress(done, total, page name) after each page; cancel() -> True raises Cancelled."""
     from app.core import reader_page as reader
 
@@ -438,8 +440,7 @@ def export_mokuro(project: Project, out: str | os.PathLike, title: str | None = 
                         "the VOLUME folder of page images beside it)")
     mokuro_path = out / (volume + MOKURO_SUFFIX)
     images = out / volume
-    if Path(project.source).resolve() == images.resolve():
-        raise UserError(f"{images}: this is the project's own page folder; export to another folder")
+    in_place = Path(project.source).resolve() == images.resolve()  # VOLUME.mokuro beside the page folder
     try:
         images.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -450,6 +451,12 @@ def export_mokuro(project: Project, out: str | os.PathLike, title: str | None = 
     result = MokuroExport(project, mokuro_path, images)
     def store(name: str, data: bytes) -> None:
         target = images / name
+        if in_place:  # the pages are already there, as readers need them: nothing to write
+            if target.is_file() and target.read_bytes() == data:
+                return
+            raise UserError(f"{target}: exporting beside the volume's own page folder works only when its pages "
+                            "are JPEG, PNG or WebP files readers can show as they are (this one must be "
+                            "converted or renamed); export to another folder.")
         try:
             with atomic_open(target, binary=True) as stream:
                 stream.write(data)

@@ -82,11 +82,28 @@ def read_mokuro(path: str | os.PathLike) -> dict:
     return data
 
 
+def _first_image(mokuro: Path) -> str | None:
+    """The first page's img_path, read once per version of the file (sources ask again and again)."""
+    try:
+        stamp = mokuro.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    key = (str(mokuro), stamp)
+    if key not in _FIRST:
+        data = read_mokuro(mokuro)
+        if len(_FIRST) > 64:
+            _FIRST.clear()
+        _FIRST[key] = next((p["img_path"] for p in data["pages"]), None)
+    return _FIRST[key]
+
+
+_FIRST: dict[tuple[str, int | None], str | None] = {}
+
+
 def images_root(mokuro: Path) -> Path:
     """The folder of a .mokuro file's page images: `VOLUME/` beside it (mokuro's layout), or
     the .mokuro's own folder when the images lie there. UserError when neither holds them."""
-    data = read_mokuro(mokuro)
-    first = next((p["img_path"] for p in data["pages"]), None)
+    first = _first_image(mokuro)
     beside = mokuro.with_suffix("")
     candidates = [beside, mokuro.parent]
     for folder in candidates:

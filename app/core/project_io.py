@@ -13,21 +13,25 @@ explicit save, so that frequent background writes never touch the user's folder.
 GUI calls `recoverable_autosave(source)`: a path when an autosave newer than the project file
 exists (offer to restore it with `load_project`), else None.
 
-File format (JSON, UTF-8), schema version 1.1 (see docs/export-format.md; versions, migrations and
+File format (JSON, UTF-8), schema version 1.2 (see docs/export-format.md; versions, migrations and
 unknown keys: app.core.versioning):
-    {"format": "hayai-desktop-project", "version": 1, "minor": 1, "app_version": str, "saved_at": ISO-8601,
+    {"format": "hayai-desktop-project", "version": 1, "minor": 2, "app_version": str, "saved_at": ISO-8601,
      "source": absolute path, "order": "rtl"|"ltr",
      "pages": [{"name", "width", "height", "processed", "error",
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
                             "polygon": [[x, y], ...] | null, "vertical", "score", "ocr_text",
                             "text": str | null, "translation", "model", "patches": int | null,
-                            "machine_translation", "translator",
+                            "machine_translation", "translator", "machine_flag", "approved",
                             "style": {changed style fields} | null,
                             "mask_edits": [{"erase", "radius", "points": [[x, y], ...]}, ...]}]}],
      "glossary": [{"source", "target", "note"}],
-     "style": {the project's lettering style: font, min_size, max_size, color, ...}}
+     "memory": {"characters": [{"source", "target", "notes", "by_user"?}], "terms": [...], "summary"} (optional),
+     "style": {the project's lettering style: font, min_size, max_size, color, ...},
+     "sizes": "each" | "one" | "few",
+     "dismissed_proposals": [source term, ...] (optional: glossary proposals the user dismissed)}
+A page may also hold "sizes" (its own size harmonisation; absent = the project's).
 A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.
-"machine_translation", "translator", "glossary", "style" and "mask_edits" are optional (files
+"machine_translation", "translator", "machine_flag", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults; the
 migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
 block, are kept (`extra`) and written back; a file of a newer major version loads read-only
@@ -58,10 +62,11 @@ from app.errors import UserError
 from app.render.strokes import stroke_from_dict, stroke_to_dict
 from app.render.style import TextStyle, override_from_dict, override_to_dict, style_from_dict, style_to_dict
 from app.translate.base import GlossaryEntry
+from app.translate.memory import StoryMemory, memory_from_dict, memory_to_dict
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 1
+SCHEMA_MINOR = 2  # 1.2: "sizes" (the project's and a page's size harmonisation)
 FOLDER_PROJECT_NAME = ".hayai-project.json"
 FILE_PROJECT_SUFFIX = ".hayai.json"
 MISSING_PAGE_ERROR = "missing from the source"  # Page.error prefix for pages no longer on disk
@@ -150,8 +155,9 @@ def autosave_path_for(source_path: str | os.PathLike) -> Path:
 # ----------------------------------------------------------------------------- versions
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
-             "series_uuid", "volume_uuid", "pages")
-_PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks")
+             "series_uuid", "volume_uuid", "pages", "sizes", "memory",
+             "dismissed_proposals")
+_PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks", "sizes")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
 
@@ -187,7 +193,10 @@ def project_to_dict(project: Project) -> dict:
         "source": str(project.source),
         "order": project.order,
         "style": style_to_dict(project.style),
+        "sizes": project.sizes,
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
+        **({"memory": memory_to_dict(project.memory)} if not project.memory.empty else {}),
+        **({"dismissed_proposals": list(project.dismissed_proposals)} if project.dismissed_proposals else {}),
         **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
         **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [page_to_dict(page) for page in project.pages],
@@ -196,12 +205,15 @@ def project_to_dict(project: Project) -> dict:
 
 def page_to_dict(page: Page) -> dict:
     """One page as plain JSON data (the project file's page object)."""
-    return with_unknown({
+    data = {
         "name": page.name, "width": page.width, "height": page.height,
         "processed": page.processed, "error": page.error,
         **({"order_by_hand": True} if page.order_by_hand else {}),
         "blocks": [block_to_dict(b) for b in page.blocks],
-    }, page.extra)
+    }
+    if page.sizes is not None:
+        data["sizes"] = page.sizes
+    return with_unknown(data, page.extra)
 
 
 def block_to_dict(block: Block) -> dict:
@@ -315,16 +327,20 @@ def _project(data: dict, path: Path) -> Project:
     pages = [reader.page(p, f"pages[{i}]") for i, p in enumerate(pages_data)]
     style = reader.style(data.get("style"), "style")
     glossary = [reader.glossary_entry(g, f"glossary[{i}]") for i, g in enumerate(data.get("glossary") or [])]
+    sizes = reader.sizes(data, "")
     series_uuid = reader.text(data, "series_uuid", "", optional=True, default="")
     volume_uuid = reader.text(data, "volume_uuid", "", optional=True, default="")
     extra = unknown_keys(data, _TOP_KEYS)
+    memory = memory_from_dict(data.get("memory")) if data.get("memory") is not None else StoryMemory()
+    dismissed = [t for t in data.get("dismissed_proposals") or [] if isinstance(t, str)]
     return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
-                   series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {})
+                   series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {},
+                   sizes=sizes or "each", memory=memory, dismissed_proposals=dismissed)
 
 
 def project_fields_to_dict(project: Project) -> dict:
-    """The project's own fields (not its pages): reading order, lettering style, glossary."""
-    return {"order": project.order, "style": style_to_dict(project.style),
+    """The project's own fields (not its pages): reading order, lettering style, glossary, sizes."""
+    return {"order": project.order, "style": style_to_dict(project.style), "sizes": project.sizes,
             "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary]}
 
 
@@ -337,6 +353,7 @@ def project_fields_from_dict(data, path: str | os.PathLike = "<project>") -> dic
         reader.fail("project.order", f"must be 'rtl' or 'ltr', not {order!r}")
     glossary = reader.items(data, "glossary", "project")
     return {"order": order, "style": reader.style(data.get("style"), "project.style"),
+            "sizes": reader.sizes(data, "project") or "each",
             "glossary": [reader.glossary_entry(g, f"project.glossary[{i}]") for i, g in enumerate(glossary)]}
 
 
@@ -403,6 +420,14 @@ class _Reader:
         except (ValueError, TypeError) as exc:
             self.fail(where, str(exc))
 
+    def sizes(self, data: dict, where: str) -> str | None:
+        from app.render.page import SIZE_MODES
+
+        value = data.get("sizes")
+        if value is not None and value not in SIZE_MODES:
+            self.fail(_join(where, "sizes"), f"expected one of {', '.join(SIZE_MODES)}, not {value!r}")
+        return value
+
     def block_style(self, data, where: str):
         try:
             return override_from_dict(data)
@@ -432,6 +457,7 @@ class _Reader:
             blocks=tuple(self.block(b, f"{where}.blocks[{i}]") for i, b in enumerate(blocks_data)),
             processed=self.flag(data, "processed", where),
             error=self.text(data, "error", where, optional=True),
+            sizes=self.sizes(data, where),
             order_by_hand=self.flag(data, "order_by_hand", where),
             extra=unknown_keys(data, _PAGE_KEYS) or None,
         )
@@ -467,6 +493,8 @@ class _Reader:
             mask_edits=self.strokes(data.get("mask_edits"), f"{where}.mask_edits"),
             machine_translation=self.text(data, "machine_translation", where, optional=True, default=""),
             translator=self.text(data, "translator", where, optional=True, default=""),
+            machine_flag=self.text(data, "machine_flag", where, optional=True, default=""),
+            approved=self.flag(data, "approved", where),
             extra=unknown_keys(data, _BLOCK_KEYS) or None,
         )
 
@@ -515,7 +543,8 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
         saved, _applied = replay(saved, source)
     if path is None and not saved.pages:
         return Project(source=str(source), pages=[Page(name=n) for n in page_names], order=saved.order,
-                       style=saved.style, glossary=list(saved.glossary))
+                       style=saved.style, glossary=list(saved.glossary), memory=saved.memory,
+                       dismissed_proposals=list(saved.dismissed_proposals))
     return merge_pages(saved, page_names, source=str(source))
 
 
@@ -529,16 +558,19 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
         if page.error and page.error.startswith(MISSING_PAGE_ERROR):
             page = replace(page, error=None)  # the file is back
         pages.append(page)
+    kept = len(pages)
     for page in saved.pages:
         if page.name not in current and page.blocks:
             error = (f"{MISSING_PAGE_ERROR}: {page.name} is no longer in the folder or archive. "
                      "Put the file back to see the page, or delete the page to drop its text.")
             pages.append(replace(page, error=error))
-    pages.sort(key=lambda p: natural_key(p.name))
+    if len(pages) > kept:  # `page_names` is in natural order already: only missing pages need a place
+        pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
                    series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid,
-                   extra=dict(saved.extra), read_only=saved.read_only)
+                   extra=dict(saved.extra), read_only=saved.read_only, sizes=saved.sizes, memory=saved.memory,
+                   dismissed_proposals=list(saved.dismissed_proposals))
 
 
 # ----------------------------------------------------------------------------- autosave

@@ -68,7 +68,7 @@ html:not(.js) .page{margin:0 auto 12px}
 .block:hover .tr{display:block}
 body.show-tr .tr{display:flex;align-items:center;justify-content:center;text-align:center;top:0;left:0;width:100%;
   height:100%;min-width:0;max-width:none;overflow:hidden;padding:1%;border-radius:0;box-shadow:none;
-  background:rgba(255,255,255,.94);font-size:var(--tr)}
+  background:rgba(255,255,255,.94);font-size:var(--tr);overflow-wrap:anywhere}
 body.show-tr .block:hover .tr{display:none}
 #help{display:none;position:fixed;right:12px;top:44px;z-index:2000;background:#111;border:1px solid #555;padding:8px 12px;
   border-radius:6px;font-size:13px;line-height:1.6}
@@ -179,9 +179,10 @@ def _translation_size(text: str, box, width: float) -> str:
     """A font size at which `text` about fills the block's box (for the translations view)."""
     w, h = box[2] - box[0], box[3] - box[1]
     n = max(1, len(text))
-    size = math.sqrt(max(w * h, 1.0) * 0.45 / n) / 0.62
-    size = max(9.0, min(size, 0.45 * min(w, h) if min(w, h) > 20 else 9.0, 42.0))
-    return _cqw(size, width)
+    size = math.sqrt(max(w * h, 1.0) * 0.45 / n) / 0.62  # the text's area about half the box's
+    longest = max((len(word) for word in text.split()), default=1)
+    size = min(size, 0.9 * w / (0.6 * longest), 0.45 * h, 42.0)  # the longest word fits across
+    return _cqw(max(9.0, size), width)
 
 
 def _block_html(k: int, block: dict, width: float, height: float) -> str:

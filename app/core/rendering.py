@@ -10,8 +10,10 @@ Text modes (`--text`):
 - none: every block is cleaned, nothing is lettered.
 
 Formats: png / jpg / webp / psd write one file per page into a folder, named after the page
-(`001.png` -> `001.psd`); cbz and pdf write one file. PSD layers, bottom up: the original page
-(hidden), the cleaned page, one text layer per lettered block named by its block number.
+(`001.png` -> `001.psd`); cbz and pdf write one file. PSD layers, top down: a group per
+lettered block ("block N": an editable type layer and its rendered pixels, hidden), the
+inpainting patches, the cleaned page, the original page (hidden); the merged image is the PNG
+export's pixels. A CBZ holds a ComicInfo.xml.
 """
 from __future__ import annotations
 
@@ -51,8 +53,11 @@ def block_style(project_style: TextStyle, block, options: RenderOptions) -> Text
     return replace(style, font=options.font) if options.font else style
 
 
-def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions) -> list[RenderBlock]:
-    """The page's blocks as the renderer takes them, in reading order (see the text modes)."""
+def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions,
+                  project_sizes: str = "each") -> list[RenderBlock]:
+    """The page's blocks as the renderer takes them, in reading order (see the text modes); the
+    page's size harmonisation is its own, else `project_sizes` (the project's)."""
+    sizes = page.sizes or project_sizes
     out = []
     for b in sorted(page.blocks, key=lambda b: b.order):
         if options.text == "translation":
@@ -65,7 +70,7 @@ def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions) 
             text, clean = "", True
         out.append(RenderBlock(id=b.id, order=b.order, kind=b.kind, box=tuple(b.box), polygon=b.polygon,
                                text=text, clean=clean, style=block_style(project_style, b, options),
-                               strokes=b.mask_edits))
+                               strokes=b.mask_edits, page_sizes=sizes))
     return out
 
 
@@ -78,6 +83,28 @@ class ExportReport:
     blocks: int = 0  # blocks lettered
     below_min: int = 0  # lettered below the style's minimum size
     overflow: int = 0  # did not fit at all (clipped)
+    below_min_blocks: list[tuple[str, int]] = field(default_factory=list)  # (page name, block number)
+
+    def below_min_text(self, limit: int = 8) -> str:
+        """"001.png: 3, 7; 002.png: 1" (the first `limit` blocks), "" when none."""
+        by_page: dict[str, list[int]] = {}
+        for name, order in self.below_min_blocks[:limit]:
+            by_page.setdefault(name, []).append(order)
+        text = "; ".join(f"{name}: {', '.join(str(n) for n in orders)}" for name, orders in by_page.items())
+        more = len(self.below_min_blocks) - limit
+        return text + (f" and {more} more" if more > 0 else "")
+
+
+def comic_info(project: Project, options: RenderOptions):
+    """The ComicInfo.xml of a CBZ export: series / volume / number from the source's name, the
+    lettered language, the reading order, the app and its version."""
+    from app import __version__
+    from app.render.writers import ComicInfo
+
+    language = options.target_lang or (options.lang if options.text == "translation" else None)
+    language = language.split("_")[0].split("-")[0].lower() if language else None
+    return ComicInfo.from_name(Path(project.source).name, language=language, rtl=project.order == "rtl",
+                               tool=f"Hayai Desktop {__version__}")
 
 
 def plan_output(fmt: str, out: str | os.PathLike) -> Path:
@@ -104,7 +131,7 @@ def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine
     being written is removed, files already written stay).
     """
     from app.core.sources import open_source
-    from app.render.writers import CbzWriter, PdfWriter, output_name, write_image, write_psd
+    from app.render.writers import CbzWriter, PdfWriter, output_name, psd_text, write_image, write_psd
 
     options = options or RenderOptions()
     out = plan_output(fmt, out)
@@ -115,7 +142,8 @@ def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine
     except (UserError, OSError) as exc:
         raise UserError(f"{project.source}: the pages of this project cannot be opened ({exc}). Put the folder or "
                         "archive back where it was.") from exc
-    sink = CbzWriter(out) if fmt == "cbz" else PdfWriter(out) if fmt == "pdf" else None
+    sink = CbzWriter(out, info=comic_info(project, options)) if fmt == "cbz" else \
+        PdfWriter(out) if fmt == "pdf" else None
     try:
         if sink is not None:
             sink.__enter__()
@@ -128,15 +156,18 @@ def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine
                 report.skipped.append((page.name, str(exc)))
                 continue
             renderer = PageRenderer(image, engine, options.lang, options.target_lang)
-            result = renderer.render(render_blocks(page, project.style, options), cancel)
-            for _b, layer in result.layers:
+            blocks = render_blocks(page, project.style, options, project.sizes)
+            result = renderer.render(blocks, cancel)
+            for b, layer in result.layers:
                 report.blocks += 1
                 report.below_min += not layer.layout.fits
                 report.overflow += layer.layout.overflow
+                if not layer.layout.fits:
+                    report.below_min_blocks.append((page.name, b.order))
             if fmt == "psd":
-                layers = [(str(b.order), layer.x0, layer.y0, layer.rgba) for b, layer in result.layers]
-                report.written.append(write_psd(out / output_name(page.name, "psd"), result.original,
-                                                result.cleaned, layers))
+                types = [psd_text(b.order, layer, b.style) for b, layer in result.layers]
+                report.written.append(write_psd(out / output_name(page.name, "psd"), result.original, result.cleaned,
+                                                renderer.patched(blocks), types, result.final))
             elif sink is None:
                 report.written.append(write_image(result.final, out / output_name(page.name, fmt)))
             elif fmt == "cbz":

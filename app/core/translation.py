@@ -34,6 +34,7 @@ from app.translate.base import (
     Translator,
     TranslatorSettings,
 )
+from app.translate.memory import StoryMemory
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class TranslateOptions:
     context_pages: int = 2
     retranslate: bool = False  # translate pages that are translated already
     replace_edited: bool = False  # replace the user's own translations too
+    memory: bool = True  # send the project's story memory and merge what the model proposes
 
 
 @dataclass(frozen=True)
@@ -65,10 +67,39 @@ class PageOutcome:
     notes: tuple[str, ...] = ()
     translator: str = ""
     fatal: bool = False  # the error ends the run (see the module doc)
+    untranslated: Mapping[str, str] = field(default_factory=dict)  # block id -> an answer that is not one
+    reasons: Mapping[str, str] = field(default_factory=dict)  # block id -> why it is missing
+    cached_tokens: int = 0
+    first_token_s: float = 0.0
+    memory: StoryMemory | None = None  # the project's story memory after this page, when it changed
+    image_sent: bool = False  # the page image went with the request
 
     @property
     def ok(self) -> bool:
         return self.error is None and not self.missing
+
+    @property
+    def problem(self) -> bool:
+        """Something on the page was not translated (an error, missing or untranslated blocks,
+        or not attempted for a reason other than not being read yet)."""
+        return bool(self.error or self.missing or (self.skipped and not self.skipped.startswith("not read")))
+
+    def summary(self) -> str:
+        """One line for the user: what went wrong on this page ("" when nothing did)."""
+        parts = []
+        if self.texts and (self.error or self.missing):
+            parts.append(f"{len(self.texts)} block(s) translated")
+        if self.error:
+            parts.append(self.error)
+        if self.untranslated:
+            parts.append(f"looks untranslated: block(s) {', '.join(sorted(self.untranslated, key=_natural))}")
+        other = [b for b in self.missing if b not in self.untranslated]
+        if other and not self.error:
+            why = sorted({self.reasons.get(b, "no translation in the answer") for b in other})
+            parts.append(f"no translation for block(s) {', '.join(other)} ({'; '.join(why)})")
+        if self.skipped and not parts:
+            parts.append(self.skipped)
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -77,9 +108,24 @@ class TranslateProgress:
     pages_total: int
     failed: int
     current: str = ""
+    tokens: int = 0  # tokens of the current page's answer so far (streaming servers)
 
 
-def translator_settings_from(app, timeout: float = 60.0, max_retries: int = 2) -> TranslatorSettings:
+def _natural(text: str):
+    import re
+
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def capabilities_file() -> str:
+    """Where what each server + model accepts is remembered (beside settings.json)."""
+    from app.core.settings import config_dir
+
+    return str(config_dir() / "llm-capabilities.json")
+
+
+def translator_settings_from(app, timeout: float | None = None, max_retries: int = 2,
+                             total_timeout: float | None = None, max_tokens: int = 0) -> TranslatorSettings:
     """The backend settings of AppSettings' translation fields (the GUI's choices; the CLI fills
     the same fields from its flags). An OpenAI-compatible server without a URL or model gets the
     preset's (api.openai.com by default)."""
@@ -90,9 +136,45 @@ def translator_settings_from(app, timeout: float = 60.0, max_retries: int = 2) -
         preset = PRESETS_BY_NAME.get(app.translation_preset) or preset_for_url(base_url)
         base_url = base_url or preset.base_url or PRESETS_BY_NAME["openai"].base_url
         model = model or preset_for_url(base_url).model
+    timeout = float(timeout if timeout is not None else getattr(app, "translation_timeout", 60.0) or 60.0)
+    page_image = getattr(app, "translation_page_image", "auto") or "auto"
+    if total_timeout is None:
+        total_timeout = float(getattr(app, "translation_total_timeout", 0.0) or 0.0)
     return TranslatorSettings(provider=app.translation_provider, base_url=base_url, model=model,
                               source_lang=app.translation_source, target_lang=app.translation_target or "en",
-                              context_pages=app.translation_context_pages, timeout=timeout, max_retries=max_retries)
+                              context_pages=app.translation_context_pages, timeout=timeout, max_retries=max_retries,
+                              total_timeout=total_timeout, max_tokens=max_tokens,
+                              capabilities_file=capabilities_file(), page_image=page_image,
+                              memory=bool(getattr(app, "translation_memory", True)))
+
+
+class PageImages:
+    """page name -> the page's image, read from the project's source when a backend asks for it
+    (None when the source cannot be opened: the request then goes as text only)."""
+
+    def __init__(self, source: str):
+        self.source_path = source
+        self._source = None
+        self._failed = False
+
+    def __call__(self, name: str):
+        if self._failed or not self.source_path:
+            return None
+        if self._source is None:
+            from app.core.sources import open_source
+
+            try:
+                self._source = open_source(self.source_path)
+            except Exception as exc:  # noqa: BLE001 - no image: text only, said once
+                self._failed = True
+                log.info("%s: page images not available for translation (%s)", self.source_path, exc)
+                return None
+        return self._source.load(name)
+
+    def close(self) -> None:
+        if self._source is not None:
+            self._source.close()
+            self._source = None
 
 
 def pages_to_translate(project: Project, names: Sequence[str] | None = None, retranslate: bool = False) -> list[str]:
@@ -112,12 +194,14 @@ def segments_of(page: Page, options: TranslateOptions) -> list[Segment]:
             continue
         if b.translation_edited and not options.replace_edited:
             continue
-        out.append(Segment(b.id, b.display_text))
+        out.append(Segment(b.id, b.display_text, tuple(b.box)))
     return out
 
 
 def context_for(pages: Sequence[Page], index: int, count: int) -> list[ContextPage]:
-    """Up to `count` pages before `index` that have translated text, oldest first."""
+    """Up to `count` pages before `index` that have translated text, oldest first (the stage
+    offers the backend several times the pages it sends, so that a backend keeping its requests'
+    start the same from page to page, for the server's prompt cache, can keep earlier ones)."""
     out: list[ContextPage] = []
     i = index - 1
     while i >= 0 and len(out) < count:
@@ -133,16 +217,25 @@ def context_for(pages: Sequence[Page], index: int, count: int) -> list[ContextPa
 def translate_pages(project: Project, translator: Translator, names: Sequence[str] | None = None,
                     glossary: Sequence[GlossaryEntry] = (), options: TranslateOptions | None = None,
                     progress: Callable[[TranslateProgress], None] | None = None,
-                    cancel: Callable[[], bool] | None = None) -> Iterator[PageOutcome]:
+                    cancel: Callable[[], bool] | None = None,
+                    page_image: Callable[[str], object] | None = None, tm=None) -> Iterator[PageOutcome]:
     """Translate `names` of `project` (default: those not translated yet), yielding each page's
     outcome as soon as it is known. `project` is not modified; context comes from it plus the
-    pages translated earlier in this run. Raises Cancelled when `cancel()` turns True."""
+    pages translated earlier in this run, and the story memory from the project's, updated with
+    what the model proposes page after page (each outcome that changed it carries it).
+    `page_image(name)`: the page's image (PIL) for backends that send it, None when there is
+    none. Raises Cancelled when `cancel()` turns True.
+
+    `tm`: a translation memory (app.core.tm.TranslationMemory): blocks whose source it has
+    exactly are filled from it without a request (translator "translation memory"), and its
+    close matches go to the backend as examples when the backend takes them."""
     options = options or TranslateOptions()
     todo = pages_to_translate(project, names, options.retranslate)
     pages = list(project.pages)
     index_of = {p.name: i for i, p in enumerate(pages)}
     failed = 0
     fatal: str | None = None
+    memory = [project.memory if options.memory else None]
 
     def report(done: int, current: str = "") -> None:
         if progress is not None:
@@ -161,36 +254,92 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
             outcome = PageOutcome(name, page, skipped="not read yet (run detection + OCR first)" if not page.error
                                   else f"page error: {page.error}")
         else:
-            outcome = _translate_one(page, pages, i, translator, glossary, options, cancel)
+            def tokens(n: int, done=done, name=name, failed=failed) -> None:
+                if progress is not None:
+                    progress(TranslateProgress(done, len(todo), failed, name, n))
+
+            if tm is not None:
+                outcome = _with_memory(page, pages, i, translator, glossary, options, cancel, tokens, tm, memory,
+                                       page_image)
+            else:
+                outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens, memory,
+                                         page_image)
             if outcome.fatal:
                 fatal = outcome.error
-        if outcome.error or outcome.missing or (outcome.skipped and not outcome.skipped.startswith("not read")):
+        if outcome.problem:
             failed += 1
         pages[i] = outcome.page
         yield outcome
     report(len(todo))
 
 
-def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
-                   glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel) -> PageOutcome:
+def _with_memory(page: Page, pages: list[Page], index: int, translator: Translator,
+                 glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens, tm,
+                 memory: list | None = None, page_image=None) -> PageOutcome:
+    """The translation memory's exact matches filled in first, the rest requested (with the
+    memory's close matches as examples, when the backend takes them)."""
+    import inspect
+
+    from app.core import tm as memories
+
     segments = segments_of(page, options)
+    filled = memories.fill_page(page, tm, [s.id for s in segments])
+    if filled:
+        page = apply_machine_translations(page, filled, memories.LABEL, options.replace_edited)
+    rest = [s for s in segments if s.id not in filled]
+    extra = {}
+    if rest and "examples" in inspect.signature(translator.translate_page).parameters:
+        extra["examples"] = memories.examples_for(tm, [s.text for s in rest])
+    outcome = _translate_one(page, pages, index, translator, glossary, options, cancel, on_tokens, memory,
+                             page_image, segments=rest, **extra)
+    if not filled:
+        return outcome
+    from dataclasses import replace as _replace
+
+    return _replace(outcome, texts={**filled, **outcome.texts},
+                    translator=outcome.translator if rest else memories.LABEL)
+
+
+def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
+                   glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens=None,
+                   memory: list | None = None, page_image=None, segments=None, **extra) -> PageOutcome:
+    segments = segments_of(page, options) if segments is None else segments
     if not segments:
         return PageOutcome(page.name, page, translator=translator.name)
-    context = context_for(pages, index, options.context_pages)
-    texts = [s.text for s in segments] + [src for c in context for src, _t in c.pairs]
+    offered = context_for(pages, index, options.context_pages * 4) if options.context_pages > 0 else []
+    near = offered[-options.context_pages:] if options.context_pages > 0 else []
+    texts = [s.text for s in segments] + [src for c in near for src, _t in c.pairs]
     terms = glossaries.relevant(glossary, texts)
     start = time.monotonic()
+    story = memory[0] if memory else None
+    image = None
+    if page_image is not None and getattr(translator, "takes_images", lambda: False)():
+        try:
+            image = page_image(page.name)
+        except Exception as exc:  # noqa: BLE001 - a page image that cannot be read: text only
+            log.info("page %s: no page image for the translation (%s)", page.name, exc)
     try:
-        result = translator.translate_page(segments, context, terms, cancel=cancel, page_name=page.name)
+        result = translator.translate_page(segments, offered, terms, cancel=cancel, page_name=page.name,
+                                           on_tokens=on_tokens, memory=story, page_image=image, **extra)
     except TranslationError as exc:
-        log.warning("page %s: %s", page.name, exc)
+        log.info("page %s: %s", page.name, exc)  # the caller reports it (once)
         return PageOutcome(page.name, page, error=str(exc), seconds=time.monotonic() - start,
                            translator=translator.name, fatal=exc.fatal)
     except Cancelled:
         raise
-    new_page = apply_machine_translations(page, result.texts, translator.name, options.replace_edited)
+    label = result.translator or translator.name
+    new_page = apply_machine_translations(page, result.texts, label, options.replace_edited,
+                                          untranslated=result.untranslated)
     for note in result.notes:
         log.info("page %s: %s", page.name, note)
-    return PageOutcome(page.name, new_page, dict(result.texts), tuple(result.missing), None, None, result.requests,
-                       result.prompt_tokens, result.completion_tokens, time.monotonic() - start, tuple(result.notes),
-                       translator.name)
+    if result.error:
+        log.info("page %s: %s (kept %d block(s) already received)", page.name, result.error, len(result.texts))
+    changed = None
+    if story is not None and result.memory is not None:
+        merged = story.merged(result.memory)
+        if merged != story:
+            memory[0] = changed = merged
+    return PageOutcome(page.name, new_page, dict(result.texts), tuple(result.missing), result.error or None, None,
+                       result.requests, result.prompt_tokens, result.completion_tokens, time.monotonic() - start,
+                       tuple(result.notes), label, result.fatal, dict(result.untranslated), dict(result.reasons),
+                       result.cached_tokens, result.first_token_s, changed, result.image_sent)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
+from app.render.glyphs import pieces
 from app.render.layout import VERTICAL_FEATURES, Layout, font_at
 
 
@@ -21,21 +22,43 @@ def hex_rgb(color: str) -> tuple[int, int, int]:
 
 def _coverage(layout: Layout, size: tuple[int, int], offset: tuple[int, int], stroke: int) -> np.ndarray:
     """(h, w) uint8 coverage of the layout's glyphs (with a stroke of `stroke` px) in a w x h canvas
-    whose origin is `offset` in the layout's coordinates."""
+    whose origin is `offset` in the layout's coordinates. Each line is drawn piece by piece, each
+    piece with the face that has its characters (app.render.glyphs)."""
     canvas = Image.new("L", size, 0)
     draw = ImageDraw.Draw(canvas)
-    font = font_at(layout.font_path, layout.size)
     ox, oy = offset
+    for kind, xy, text, font, direction in draw_calls(layout):
+        x, y = xy
+        if direction == "ttb":
+            draw.text((x - ox, y - oy), text, font=font, fill=255, anchor="mt", direction="ttb",
+                      features=list(VERTICAL_FEATURES), stroke_width=stroke, stroke_fill=255)
+        else:
+            draw.text((x - ox, y - oy), text, font=font, fill=255, anchor=kind, stroke_width=stroke, stroke_fill=255)
+    return np.asarray(canvas)
+
+
+def draw_calls(layout: Layout):
+    """(anchor, (x, y), text, font, direction) of every piece of the layout, in layout coordinates:
+    what `_coverage` draws (tests check the faces and glyphs through it)."""
+    size = layout.size
+    chain = layout.chain
     for line in layout.lines:
         if not line.text:
             continue
-        if layout.vertical:
-            draw.text((line.x - ox, line.y - oy), line.text, font=font, fill=255, anchor="mt", direction="ttb",
-                      features=list(VERTICAL_FEATURES), stroke_width=stroke, stroke_fill=255)
-        else:
-            draw.text((line.x - ox, line.y - oy), line.text, font=font, fill=255, anchor="ls",
-                      stroke_width=stroke, stroke_fill=255)
-    return np.asarray(canvas)
+        x, y = line.x, line.y
+        for piece in pieces(line.text, chain, layout.vertical):
+            font = font_at(piece.font, size)
+            if layout.vertical and piece.tcy:
+                width = font.getlength(piece.text)
+                small = font if width <= size else font_at(piece.font, max(1, int(size * size / width)))
+                yield "mm", (x, y + size / 2), piece.text, small, "ltr"
+                y += size
+            elif layout.vertical:
+                yield "mt", (x, y), piece.text, font, "ttb"
+                y += font.getlength(piece.text, direction="ttb", features=list(VERTICAL_FEATURES))
+            else:
+                yield "ls", (x, y), piece.text, font, "ltr"
+                x += font.getlength(piece.text)
 
 
 def render_rgba(layout: Layout, size: tuple[int, int], color: str, outline_width: int = 0,

@@ -76,6 +76,22 @@ def _scan() -> tuple[dict[str, Path], tuple[str, ...]]:
     return found, tuple(sorted(families, key=str.lower))
 
 
+@functools.lru_cache(maxsize=1)
+def installed_files() -> tuple[Path, ...]:
+    """Every font file in the font folders, in the order the per-glyph fallback tries them: the
+    folders in order ($HAYAI_FONT_DIRS first), upright regular-weight files before bold, italic
+    and oblique ones, then by path. Listed once per process, nothing opened."""
+    styled = ("bold", "italic", "oblique", "light", "thin", "black", "condensed", "mono")
+    out: list[tuple[int, bool, str, Path]] = []
+    for rank, folder in enumerate(_font_dirs()):
+        if not folder.is_dir():
+            continue
+        for root, _dirs, files in os.walk(folder):
+            out += [(rank, any(w in n.lower() for w in styled), str(Path(root) / n), Path(root) / n)
+                    for n in files if n.lower().endswith(FONT_SUFFIXES)]
+    return tuple(p for *_key, p in sorted(out, key=lambda t: t[:3]))
+
+
 def family_names() -> list[str]:
     """Names a user can pick: the shipped roles, then installed families (sorted)."""
     return list(SHIPPED) + list(_scan()[1])
@@ -83,6 +99,7 @@ def family_names() -> list[str]:
 
 def default_role(cjk: bool) -> str:
     return "cjk" if cjk else "comic"
+
 
 
 def resolve_font(name: str, cjk: bool = False) -> Path:

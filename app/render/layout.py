@@ -8,12 +8,20 @@ centred on the shape's middle row; each line may use the part of the shape that 
 of its band has (so lines get shorter towards the top and bottom of an ellipse). Words are put
 on lines greedily; a word wider than its line is hyphenated at pyphen's points (for the target
 language) or, as a last resort at the smallest sizes, cut between letters. Chinese / Japanese
-characters break between any two characters, except before closing punctuation (kinsoku). With
+text breaks between any two characters (in mostly Latin text, a run of kanji such as a name
+is one word), except where kinsoku forbids it: a character
+that may not start a line (、。」）ー, small kana...) stays with the one before it, one that may
+not end a line (「（『...) with the one after it, so 「。」」 moves as one unit. Those units are
+measured whole, so a line never runs past its width to obey kinsoku. With
 the fewest lines that hold the text, the line width is then narrowed as far as the text still
 fits in that many lines, which balances the line lengths.
 
 Vertical setting (Japanese / Chinese): columns right to left at a pitch of s * line_spacing,
-characters top to bottom (raqm's "ttb" direction with the font's vertical forms).
+characters top to bottom (raqm's "ttb" direction with the font's vertical forms); 1-3 digit
+numbers and !? / !! are set tate-chu-yoko, upright across one character cell.
+
+Glyphs: each character is drawn with the first face of the block's FontChain that has it
+(app.render.glyphs), and lines are measured piece by piece with the same faces.
 
 Font size: the largest integer size in [min_size, max_size] at which the text fits (binary
 search); when even min_size does not fit, sizes below it down to FLOOR_SIZE are tried and the
@@ -30,10 +38,15 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import ImageFont
 
+from app.render.glyphs import FontChain, pieces, tcy_groups
+
 FLOOR_SIZE = 6
 VERTICAL_FEATURES = ("vert",)
 # characters that may not start a line or column (kinsoku shori, the common subset)
-NO_START = set("、。，．,.!?！？」』）)]｝〕〉》】ーっゃゅょぁぃぅぇぉッャュョァィゥェォ…‥・：；:;")
+NO_START = set("、。，．,.!?！？」』）)]｝〕〉》】〙〗〟’”ーっゃゅょぁぃぅぇぉゎゕゖッャュョァィゥェォヮヵヶㇰㇱㇲㇳㇴㇵㇶㇷㇸㇹㇺㇻㇼㇽㇾㇿ"
+                "…‥・：；:;々〻ゝゞヽヾ〜～")
+# characters that may not end a line or column
+NO_END = set("「『（([｛〔〈《【〘〖〝‘“")
 _CJK_BLOCKS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 
@@ -56,7 +69,12 @@ class Layout:
     lines: tuple[Line, ...]
     fits: bool  # the text fits at a size >= the style's min_size
     overflow: bool  # it did not fit at all (set at FLOOR_SIZE and clipped)
-    font_path: str
+    font_path: str  # the block's own face (fonts.primary)
+    fonts: FontChain | None = None  # every face the lines are drawn with, in fallback order
+
+    @property
+    def chain(self) -> FontChain:
+        return self.fonts or FontChain((self.font_path,))
 
 
 @functools.lru_cache(maxsize=256)
@@ -71,6 +89,22 @@ def is_cjk_text(text: str) -> bool:
         return False
     cjk = sum(1 for c in letters if _CJK_BLOCKS.match(c))
     return cjk >= 0.5 * len(letters) and not any(_HANGUL.match(c) for c in letters)
+
+
+def has_hangul(text: str) -> bool:
+    return bool(_HANGUL.search(text))
+
+
+CJK_TARGETS = ("ja", "zh", "ko")
+
+
+def wants_cjk_face(text: str, target_lang: str | None = None) -> bool:
+    """The default face for this text is Noto Sans CJK rather than Comic Neue: a Japanese,
+    Chinese or Korean target, or text that is mostly CJK or has any Hangul (Comic Neue has
+    neither)."""
+    if target_lang and target_lang.split("-")[0].split("_")[0].lower() in CJK_TARGETS:
+        return True
+    return is_cjk_text(text) or has_hangul(text)
 
 
 def wants_vertical(text: str, direction: str, target_lang: str | None = None) -> bool:
@@ -92,40 +126,68 @@ class _Atom:
     word: bool  # a Latin-like word that may be hyphenated
 
 
-def atoms(paragraph: str, vertical: bool) -> list[_Atom]:
-    """Breakable units: words (with the space before them), single CJK characters."""
+def _raw_atoms(paragraph: str, vertical: bool) -> list[_Atom]:
     out: list[_Atom] = []
+    cjk = vertical or is_cjk_text(paragraph)  # in mostly Latin text a kanji name stays one word
     for i, word in enumerate(paragraph.split()):
         space = i > 0
         run = ""
-        for ch in word:
-            if vertical or _CJK_BLOCKS.match(ch):
+        tcy = dict(tcy_groups(word)) if vertical else {}
+        j = 0
+        while j < len(word):
+            ch = word[j]
+            if vertical or (cjk and _CJK_BLOCKS.match(ch)):
                 if run:
                     out.append(_Atom(run, space, True))
                     space = False
                     run = ""
-                out.append(_Atom(ch, space, False))
+                end = tcy.get(j, j + 1)  # a tate-chu-yoko run is one unit
+                out.append(_Atom(word[j:end], space, False))
                 space = False
-            else:
-                run += ch
+                j = end
+                continue
+            run += ch
+            j += 1
         if run:
             out.append(_Atom(run, space, True))
     return out
 
 
+def atoms(paragraph: str, vertical: bool) -> list[_Atom]:
+    """Breakable units: words (with the space before them), single CJK characters (a
+    tate-chu-yoko run in vertical text), joined where kinsoku forbids a break between them."""
+    out: list[_Atom] = []
+    for atom in _raw_atoms(paragraph, vertical):
+        if out and not atom.space_before and (atom.text[0] in NO_START or out[-1].text[-1] in NO_END):
+            prev = out[-1]
+            out[-1] = _Atom(prev.text + atom.text, prev.space_before, prev.word and atom.word)
+        else:
+            out.append(atom)
+    return out
+
+
 class _Measure:
-    def __init__(self, font: ImageFont.FreeTypeFont, vertical: bool):
-        self.font = font
+    """Advance of a line's text at one size, piece by piece with the chain's faces (a
+    tate-chu-yoko piece advances one em)."""
+
+    def __init__(self, chain: FontChain, size: int, vertical: bool):
+        self.chain = chain
+        self.size = size
         self.vertical = vertical
         self.cache: dict[str, float] = {}
 
     def __call__(self, text: str) -> float:
         hit = self.cache.get(text)
         if hit is None:
-            if self.vertical:
-                hit = self.font.getlength(text, direction="ttb", features=list(VERTICAL_FEATURES)) if text else 0.0
-            else:
-                hit = self.font.getlength(text) if text else 0.0
+            hit = 0.0
+            for piece in pieces(text, self.chain, self.vertical) if text else ():
+                font = font_at(piece.font, self.size)
+                if piece.tcy:
+                    hit += self.size
+                elif self.vertical:
+                    hit += font.getlength(piece.text, direction="ttb", features=list(VERTICAL_FEATURES))
+                else:
+                    hit += font.getlength(piece.text)
             self.cache[text] = hit
         return hit
 
@@ -176,7 +238,7 @@ def wrap(paragraphs: list[list[_Atom]], widths: list[float], measure: _Measure, 
                 current = candidate
                 queue.pop(0)
                 continue
-            if current:  # the line is full: kinsoku, then the next line
+            if current:  # the line is full: the next line
                 lines.append(current)
                 index += 1
                 current = ""
@@ -194,19 +256,7 @@ def wrap(paragraphs: list[list[_Atom]], widths: list[float], measure: _Measure, 
                 return None
             lines.append("")
             index += 1
-    return _kinsoku(lines)
-
-
-def _kinsoku(lines: list[str]) -> list[str]:
-    """Move one character down where a line would start with closing punctuation."""
-    out = list(lines)
-    for i in range(1, len(out)):
-        if out[i] and out[i][0] in NO_START and len(out[i - 1]) > 1 and not out[i - 1].endswith((" ", "-")) \
-                and not out[i - 1][-1].isspace():
-            prev = out[i - 1]
-            if _CJK_BLOCKS.match(prev[-1]):
-                out[i - 1], out[i] = prev[:-1], prev[-1] + out[i]
-    return out
+    return lines
 
 
 # --------------------------------------------------------------------------- the shape
@@ -249,9 +299,9 @@ def _bands(profile: _Profile, n: int, pitch: float, vertical: bool) -> list[tupl
 
 # --------------------------------------------------------------------------- fitting
 
-def _fit(paragraphs, profile: _Profile, font, size: int, spacing: float, vertical: bool, lang, letters):
+def _fit(paragraphs, profile: _Profile, chain: FontChain, size: int, spacing: float, vertical: bool, lang, letters):
     """(lines, bands) of the fewest lines holding the text at this size, balanced; or None."""
-    measure = _Measure(font, vertical)
+    measure = _Measure(chain, size, vertical)
     pitch = size * spacing
     max_lines = int((profile.hi - profile.lo) / pitch) if pitch > 0 else 0
     for n in range(1, max_lines + 1):
@@ -273,17 +323,20 @@ def _fit(paragraphs, profile: _Profile, font, size: int, spacing: float, vertica
     return None
 
 
-def layout_text(text: str, shape: np.ndarray, font_path: str, min_size: int, max_size: int,
+def layout_text(text: str, shape: np.ndarray, font_path: str | FontChain, min_size: int, max_size: int,
                 line_spacing: float = 1.15, align: str = "center", vertical: bool = False,
                 lang: str | None = "en") -> Layout:
-    """Lay `text` out inside `shape` ((h, w) bool): see the module doc."""
+    """Lay `text` out inside `shape` ((h, w) bool): see the module doc. `font_path`: the
+    block's face (then the app's Noto CJK for what it lacks) or a whole FontChain."""
+    chain = font_path if isinstance(font_path, FontChain) else FontChain.for_font(font_path)
+    font_path = chain.primary
     paragraphs = [atoms(p, vertical) for p in text.split("\n")]
     while paragraphs and not paragraphs[-1]:
         paragraphs.pop()
     profile = _Profile(shape, vertical)
 
     def attempt(size: int, letters: bool):
-        return _fit(paragraphs, profile, font_at(font_path, size), size, line_spacing, vertical, lang, letters)
+        return _fit(paragraphs, profile, chain, size, line_spacing, vertical, lang, letters)
 
     def search(lo: int, hi: int, letters: bool):
         """Largest size in [lo, hi] that fits (assuming fitting is monotonic), with its result."""
@@ -305,16 +358,16 @@ def layout_text(text: str, shape: np.ndarray, font_path: str, min_size: int, max
         if found is None:
             found = search(min_size, min_size, letters=True)
     if found is None:
-        return _place_overflow(paragraphs, profile, font_path, FLOOR_SIZE, line_spacing, vertical, lang)
+        return _place_overflow(paragraphs, profile, chain, FLOOR_SIZE, line_spacing, vertical, lang)
     size, (lines, bands, measure) = found
-    placed = _place(lines, bands, measure, font_path, size, size * line_spacing, align, vertical)
-    return Layout(size, vertical, tuple(placed), fits, overflow, font_path)
+    placed = _place(lines, bands, measure, chain, size, size * line_spacing, align, vertical)
+    return Layout(size, vertical, tuple(placed), fits, overflow, font_path, chain)
 
 
-def _place(lines, bands, measure, font_path: str, size: int, pitch: float, align: str,
+def _place(lines, bands, measure, chain: FontChain, size: int, pitch: float, align: str,
            vertical: bool) -> list[Line]:
     """Lines at their places: aligned within their band's extent (for columns: left = top)."""
-    font = font_at(font_path, size)
+    font = font_at(chain.primary, size)
     ascent, descent = font.getmetrics()
     out = []
     for text, (a, s, e) in zip(lines, bands):
@@ -333,10 +386,9 @@ def _place(lines, bands, measure, font_path: str, size: int, pitch: float, align
     return out
 
 
-def _place_overflow(paragraphs, profile, font_path, size, spacing, vertical, lang) -> Layout:
+def _place_overflow(paragraphs, profile, chain: FontChain, size, spacing, vertical, lang) -> Layout:
     """Nothing fits: as many lines as the shape has room for (at least one), cut between letters."""
-    font = font_at(font_path, size)
-    measure = _Measure(font, vertical)
+    measure = _Measure(chain, size, vertical)
     pitch = size * spacing
     n = max(1, int((profile.hi - profile.lo) / pitch))
     bands = _bands(profile, n, pitch, vertical)
@@ -344,5 +396,5 @@ def _place_overflow(paragraphs, profile, font_path, size, spacing, vertical, lan
     widths_long = widths + [max(widths)] * 200
     lines = wrap(paragraphs, widths_long, measure, lang, letters=True) or []
     lines = lines[:n]
-    placed = _place(lines, bands[:len(lines)], measure, font_path, size, pitch, "center", vertical)
-    return Layout(size, vertical, tuple(placed), False, True, font_path)
+    placed = _place(lines, bands[:len(lines)], measure, chain, size, pitch, "center", vertical)
+    return Layout(size, vertical, tuple(placed), False, True, chain.primary, chain)

@@ -11,6 +11,11 @@ A block's mask is found in its window (the box, clipped to the page):
    sizeable body is found (text on art), every non-paper pixel of the region counts;
 4. dilated by `dilation` pixels, kept inside the body, so that the bubble's outline is never
    part of the mask.
+A box the user drew (kind "manual") is cleaned like a bubble when a bubble's body is found in
+it (the ink inside its paper, never the outline); else like free text. Free text takes whole
+glyphs: an ink stroke the box cuts through is followed outside the box, up to a margin, so no
+fragment of a glyph is left beside the cleaned box (`whole_glyphs`); strokes that run on past
+that margin (art, panel lines) and specks (screentone dots) are kept to the box.
 The user's brush strokes (`MaskStroke`, page coordinates) are applied on top, in order.
 
 Arrays are numpy: grey pages (H, W) uint8; masks (h, w) bool in the window's coordinates.
@@ -107,8 +112,9 @@ def fill_holes(component: np.ndarray) -> np.ndarray:
     return out.astype(bool)
 
 
-def _paper(crop: np.ndarray, region: np.ndarray) -> np.ndarray | None:
-    """(h, w) bool of the ground's side of an Otsu split, or None when the window is flat.
+def _paper_split(crop: np.ndarray, region: np.ndarray):
+    """(paper (h, w) bool, Otsu threshold, paper is the light side) of the window, or None
+    when the window is flat.
 
     The ground is the class that survives an erosion best: lettering is made of thin strokes,
     the paper of a bubble (or a halo) of wide areas."""
@@ -125,16 +131,30 @@ def _paper(crop: np.ndarray, region: np.ndarray) -> np.ndarray | None:
         cls = cls & region
         return float(erode(cls, 2).sum()) / max(1, int(cls.sum()))
 
-    return light if survival(light) >= survival(~light) else ~light
+    if survival(light) >= survival(~light):
+        return light, float(t), True
+    return ~light, float(t), False
+
+
+def _paper(crop: np.ndarray, region: np.ndarray) -> np.ndarray | None:
+    """(h, w) bool of the ground's side of an Otsu split, or None when the window is flat."""
+    split = _paper_split(crop, region)
+    return None if split is None else split[0]
+
+
+GLYPH_PART = 0.45  # an ink stroke at least this share of a free-text box's short side across is a glyph
+GLYPH_INSIDE = 0.3  # ... and this share of whose pixels lie in the box (art merely touching the box is not)
+BUBBLE_LIKE = ("bubble", "manual")  # kinds whose mask is the ink inside a bubble's body, when one is found
 
 
 def auto_mask(gray: np.ndarray, box: Box, polygon=None, dilation: int = DEFAULT_DILATION,
               kind: str = "bubble") -> BlockMask:
     """The text mask of one block found from the page's grey levels (see the module doc).
 
-    For a bubble the text is what lies in the holes of the bubble's body (so art in the box's
-    corners and the outline are never taken); for other blocks (free text, whose box hugs the
-    lettering) every pixel on the ink side of the split counts."""
+    For a bubble (or a drawn box around one) the text is what lies in the holes of the bubble's
+    body (so art in the box's corners and the outline are never taken); for other blocks (free
+    text, whose box hugs the lettering) every pixel on the ink side of the split counts, and the
+    glyphs the box cuts are taken whole."""
     height, width = gray.shape
     x0, y0, x1, y1 = window(box, width, height)
     w, h = max(0, x1 - x0), max(0, y1 - y0)
@@ -143,16 +163,55 @@ def auto_mask(gray: np.ndarray, box: Box, polygon=None, dilation: int = DEFAULT_
         return BlockMask(x0, y0, empty, empty.copy())
     crop = gray[y0:y1, x0:x1]
     region = polygon_region(polygon, x0, y0, w, h) if polygon else np.ones((h, w), bool)
-    paper = _paper(crop, region)
-    if paper is None:
+    split = _paper_split(crop, region)
+    if split is None:
         return BlockMask(x0, y0, np.zeros((h, w), bool), region)
+    paper, threshold, light_paper = split
     paper &= region
-    body = _body(paper, region, central_ellipse(h, w)) if kind == "bubble" else None
+    body = _body(paper, region, central_ellipse(h, w)) if kind in BUBBLE_LIKE else None
     if body is not None:
         mask = dilate(body & ~paper, dilation) & body
-    else:
-        mask = dilate(~paper & region, dilation) & region
-    return BlockMask(x0, y0, mask, region, body)
+        return BlockMask(x0, y0, mask, region, body)
+    if polygon is None:
+        return whole_glyphs(gray, (x0, y0, x1, y1), ~paper, threshold, light_paper, dilation)
+    mask = dilate(~paper & region, dilation) & region
+    return BlockMask(x0, y0, mask, region, None)
+
+
+def whole_glyphs(gray: np.ndarray, win: tuple[int, int, int, int], ink: np.ndarray, threshold: float,
+                 light_paper: bool, dilation: int) -> BlockMask:
+    """Free text's mask: the ink of the box `win`, plus the rest of every glyph-sized ink stroke
+    it cuts that ends within a margin (0.6 of the box's short side, at least 4 px) outside
+    it. Glyph-sized: at least GLYPH_PART of the box's short side across (screentone dots and
+    specks at the box's edge are not followed), with at least GLYPH_INSIDE of its pixels in the
+    box (hatching that merely touches the box is not). Its region (where cleaning writes) is the
+    box and those glyphs; its window is the box grown by that
+    margin (clipped to the page)."""
+    height, width = gray.shape
+    x0, y0, x1, y1 = win
+    short = min(x1 - x0, y1 - y0)
+    m = max(4, int(round(0.6 * short)))
+    ex0, ey0, ex1, ey1 = max(0, x0 - m), max(0, y0 - m), min(width, x1 + m), min(height, y1 + m)
+    big = gray[ey0:ey1, ex0:ex1]
+    big_ink = (big <= threshold) if light_paper else (big > threshold)
+    inside = np.zeros(big.shape, bool)
+    inside[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = True
+    big_ink[inside] = ink.ravel()
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(big_ink.astype(np.uint8), connectivity=8)
+    share_inside = np.bincount(labels[inside], minlength=count) / np.maximum(1, stats[:, cv2.CC_STAT_AREA])
+    keep = np.zeros(count, bool)
+    bh, bw = big.shape
+    for label in np.unique(labels[inside & big_ink]):
+        if label == 0:
+            continue
+        left, top, cw, ch = stats[label, :4]
+        at_edge = (left == 0 and ex0 > 0) or (top == 0 and ey0 > 0) or \
+            (left + cw == bw and ex1 < width) or (top + ch == bh and ey1 < height)
+        keep[label] = not at_edge and max(cw, ch) >= GLYPH_PART * short and share_inside[label] >= GLYPH_INSIDE
+    outside = keep[labels] & ~inside
+    grown = dilate(outside, dilation)
+    mask = (dilate(big_ink & inside, dilation) & inside) | grown
+    return BlockMask(ex0, ey0, mask, inside | grown, None)  # cleaning writes in the box and the followed glyphs
 
 
 def _body(paper: np.ndarray, region: np.ndarray, centre: np.ndarray) -> np.ndarray | None:
@@ -168,6 +227,21 @@ def _body(paper: np.ndarray, region: np.ndarray, centre: np.ndarray) -> np.ndarr
         return None
     filled = fill_holes(labels == best)
     return filled & region if filled.sum() >= 0.15 * region.sum() else None
+
+
+def in_box(bm: BlockMask, box: Box, width: int, height: int) -> BlockMask:
+    """The mask seen in the box's own window (free text's mask may reach past its box)."""
+    x0, y0, x1, y1 = window(box, width, height)
+    if (bm.x0, bm.y0, bm.x0 + bm.shape[1], bm.y0 + bm.shape[0]) == (x0, y0, x1, y1):
+        return bm
+    h, w = max(0, y1 - y0), max(0, x1 - x0)
+    mask, region = np.zeros((h, w), bool), np.zeros((h, w), bool)
+    sx0, sy0 = max(x0, bm.x0), max(y0, bm.y0)
+    sx1, sy1 = min(x1, bm.x0 + bm.shape[1]), min(y1, bm.y0 + bm.shape[0])
+    if sx1 > sx0 and sy1 > sy0:
+        mask[sy0 - y0:sy1 - y0, sx0 - x0:sx1 - x0] = bm.mask[sy0 - bm.y0:sy1 - bm.y0, sx0 - bm.x0:sx1 - bm.x0]
+        region[sy0 - y0:sy1 - y0, sx0 - x0:sx1 - x0] = bm.region[sy0 - bm.y0:sy1 - bm.y0, sx0 - bm.x0:sx1 - bm.x0]
+    return BlockMask(x0, y0, mask, region, None)
 
 
 def apply_strokes(block_mask: BlockMask, strokes) -> BlockMask:

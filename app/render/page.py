@@ -8,11 +8,17 @@ blocks given, never on what was cached before.
 
     renderer = PageRenderer(image, engine)
     result = renderer.render(blocks)     # RenderedPage: original, cleaned, final, layers
+
+Sizes (`RenderBlock.page_sizes`, the same for every block of a page): "each" letters every
+bubble at the largest size that fits it; "one" sets the page's bubbles to one size, the largest
+that at least MOST (two thirds) of them take, and the bubbles that cannot take it at their own
+largest; "few" does the same again for those, up to three sizes.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from PIL import Image
@@ -20,12 +26,15 @@ from PIL import Image
 from app.errors import Cancelled
 from app.render.draw import composite
 from app.render.inpaint import CleanPatch, clean_block
-from app.render.masks import BlockMask, block_mask, to_gray
+from app.render.masks import BlockMask, block_mask, in_box, to_gray
 from app.render.strokes import MaskStroke
 from app.render.style import TextStyle
 from app.render.typeset import Shape, TextLayer, bubble_shape, typeset
 
 TEXT_MODES = ("translation", "source", "none")
+SIZE_MODES = ("each", "one", "few")
+MOST = 2 / 3  # "one" / "few": a size is the largest that at least this share of the bubbles take
+LEVELS = {"each": 0, "one": 1, "few": 3}
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,7 @@ class RenderBlock:
     clean: bool
     style: TextStyle
     strokes: tuple[MaskStroke, ...] = ()
+    page_sizes: str = "each"  # the page's size harmonisation (SIZE_MODES), the same on all its blocks
 
 
 @dataclass(eq=False)
@@ -55,6 +65,11 @@ class RenderedPage:
     final: np.ndarray
     layers: list[tuple[RenderBlock, TextLayer]]
     methods: dict[str, str]
+
+    def below_min(self) -> list[RenderBlock]:
+        """The lettered blocks set below their style's minimum size (or not fitting at all), in
+        reading order."""
+        return [b for b, layer in self.layers if not layer.layout.fits]
 
 
 class PageRenderer:
@@ -106,7 +121,10 @@ class PageRenderer:
         hit = self._shapes.get(key)
         if hit is None:
             width, height = self.size
-            hit = self._shapes[key] = bubble_shape(b.box, b.polygon, b.kind, self.mask(b), width, height)
+            mask = self.mask(b)
+            kind = "bubble" if b.kind == "manual" and mask.body is not None else b.kind  # a box drawn round a bubble
+            hit = self._shapes[key] = bubble_shape(b.box, b.polygon, kind, in_box(mask, b.box, width, height),
+                                                   width, height)
         return hit
 
     def layer(self, b: RenderBlock) -> TextLayer | None:
@@ -118,7 +136,7 @@ class PageRenderer:
 
     def forget(self, keep: Sequence[RenderBlock]) -> None:
         """Drop cached text layers that none of `keep` uses (after edits, to bound memory)."""
-        wanted = {(self._mask_key(b), b.kind, b.text, b.style) for b in keep}
+        wanted = {(self._mask_key(b), b.kind, b.text, b.style) for b in [*keep, *self.harmonise(keep)]}
         for key in [k for k in self._layers if k not in wanted]:
             del self._layers[key]
 
@@ -139,7 +157,51 @@ class PageRenderer:
         self._cleaned = (key, out)
         return out
 
+    def harmonise(self, blocks: Sequence[RenderBlock]) -> list[RenderBlock]:
+        """The blocks with their sizes capped as their page's size mode says (module doc); blocks
+        unchanged under "each". A block that does not fit at its minimum keeps its own layout."""
+        blocks = list(blocks)
+        mode = blocks[0].page_sizes if blocks else "each"
+        levels = LEVELS.get(mode, 0)
+        if not levels:
+            return blocks
+        natural = {}
+        for b in blocks:
+            layer = self.layer(b)
+            if layer is not None and layer.layout.fits:
+                natural[b.id] = layer.layout.size
+        cap: dict[str, int] = {}
+        left = dict(natural)
+        for _ in range(levels):
+            if len(left) < 2:
+                break
+            ranked = sorted(left.values(), reverse=True)
+            size = ranked[max(0, math.ceil(MOST * len(ranked)) - 1)]
+            for bid in [k for k, v in left.items() if v >= size]:
+                cap[bid] = size
+                del left[bid]
+        out = []
+        for b in blocks:
+            size = cap.get(b.id)
+            if size is not None and size < natural[b.id]:
+                b = replace(b, style=replace(b.style, max_size=size, min_size=min(b.style.min_size, size)))
+            out.append(b)
+        return out
+
+    def patched(self, blocks: Sequence[RenderBlock]) -> np.ndarray:
+        """(H, W) bool: the pixels that cleaning `blocks` writes (the PSD's patches layer)."""
+        out = np.zeros(self.original.shape[:2], bool)
+        for b in blocks:
+            if b.clean:
+                patch = self.patch(b)
+                if patch.method != "none":
+                    h, w = patch.write.shape
+                    out[patch.y0:patch.y0 + h, patch.x0:patch.x0 + w] |= patch.write
+        return out
+
     def render(self, blocks: Sequence[RenderBlock], cancel: Callable[[], bool] | None = None) -> RenderedPage:
+        """The page with `blocks` cleaned and lettered (sizes harmonised as the page's mode says)."""
+        blocks = self.harmonise(blocks)
         cleaned = self.cleaned(blocks, cancel)
         final = cleaned.copy()
         layers = []

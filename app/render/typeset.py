@@ -19,7 +19,8 @@ import numpy as np
 
 from app.render.draw import render_rgba
 from app.render.fontfind import resolve_font
-from app.render.layout import Layout, is_cjk_text, layout_text, wants_vertical
+from app.render.glyphs import FontChain
+from app.render.layout import Layout, layout_text, wants_cjk_face, wants_vertical
 from app.render.masks import BlockMask, erode, polygon_region, window
 from app.render.style import TextStyle
 
@@ -90,13 +91,13 @@ def typeset(text: str, style: TextStyle, shape: Shape, lang: str | None = "en",
     if not text:
         return None
     vertical = wants_vertical(text, style.direction, target_lang)
-    font = resolve_font(style.font, cjk=is_cjk_text(text))
+    font = FontChain.for_font(resolve_font(style.font, cjk=wants_cjk_face(text, target_lang)))
     h, w = shape.area.shape
     pad = max(2, int(round(0.06 * min(h, w)))) + style.outline_width
     usable = erode(shape.area, pad)
     if not usable.any():
         usable = shape.area
-    layout = layout_text(text, usable, str(font), style.min_size, style.max_size, style.line_spacing,
+    layout = layout_text(text, usable, font, style.min_size, style.max_size, style.line_spacing,
                          style.align, vertical, lang if style.hyphenate else None)
     rgba = render_rgba(layout, (w, h), style.color, style.outline_width, style.outline_color)
     inked = rgba[..., 3] > 0

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 from app.errors import UserError
 
 CancelFn = Callable[[], bool]
+TokensFn = Callable[[int], None]  # tokens of the current page's answer received so far (streaming)
 PROVIDERS = ("openai", "deepl", "offline")
 
 
@@ -27,6 +28,7 @@ class Segment:
 
     id: str
     text: str
+    box: tuple[float, float, float, float] | None = None  # where it is on the page (for the page image)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,19 @@ class PageResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     notes: tuple[str, ...] = ()
+    # answers that are not translations (the source copied back, still in the source's script):
+    # block id -> the text; never in `texts`, and their ids are in `missing` too
+    untranslated: Mapping[str, str] = field(default_factory=dict)
+    # a request of the page failed after others succeeded: what was received is kept in
+    # `texts`, the rest is in `missing`, and `error` says why (`fatal`: the run should stop)
+    error: str = ""
+    fatal: bool = False
+    translator: str = ""  # the model the server says answered ("" = the backend's name)
+    cached_tokens: int = 0  # prompt tokens the server served from its cache (when it says)
+    first_token_s: float = 0.0  # seconds to the first token of the first request (streaming)
+    reasons: Mapping[str, str] = field(default_factory=dict)  # block id -> why it is missing
+    memory: object | None = None  # app.translate.memory.StoryMemory the model proposed (None: none)
+    image_sent: bool = False  # the page image went with the request
 
 
 @dataclass(frozen=True)
@@ -68,9 +83,15 @@ class TranslatorSettings:
     "" = the official one); model: the chat model name, or the offline model (a model-store name
     or a folder; "" = the store's model for the language pair); source_lang: "" = let the model
     tell; target_lang: e.g. "en"; context_pages / context_tokens: how much of the previous pages
-    goes with a request; timeout: seconds per HTTP request; max_retries: the client's retries
-    (rate limits, timeouts, 5xx) with its backoff; structured: "auto" asks for a JSON schema and
-    falls back when the server refuses it, "schema" / "json" / "off" force one way."""
+    goes with a request (the server's own context size, when it says, lowers the budget);
+    timeout: seconds without a byte from the server (between streamed chunks); total_timeout:
+    seconds for a whole answer (0 = the preset's: 10 minutes for local servers, 3 for hosted);
+    max_retries: retries of rate limits (429, honouring Retry-After) and of 502/503/504;
+    structured: "auto" asks for a JSON schema and falls back when the server refuses it,
+    "schema" / "json" / "off" force one way; max_tokens: the answer's limit (0 = from the
+    page's length); stream: stream the answer (a server that does not stream gets one
+    response); capabilities_file: where what a server + model accepted is remembered ("" =
+    nowhere)."""
 
     provider: str = "openai"
     base_url: str = ""
@@ -83,6 +104,13 @@ class TranslatorSettings:
     max_retries: int = 2
     temperature: float = 0.2
     structured: str = "auto"
+    total_timeout: float = 0.0
+    max_tokens: int = 0
+    stream: bool = True
+    capabilities_file: str = ""
+    page_image: str = "auto"  # send the page image: auto (when the model takes images) | on | off
+    image_max_side: int = 1568
+    memory: bool = True  # send the story memory and ask the model for additions
     device: str = "auto"  # offline backend
     batch_size: int = 8  # offline backend: sentences per forward pass
     extra: Mapping[str, str] = field(default_factory=dict)
@@ -121,6 +149,7 @@ class Translator(Protocol):
 
     def translate_page(self, segments: Sequence[Segment], context: Sequence[ContextPage] = (),
                        glossary: Sequence[GlossaryEntry] = (), cancel: CancelFn | None = None,
-                       page_name: str = "") -> PageResult: ...
+                       page_name: str = "", on_tokens: TokensFn | None = None, memory=None, examples=(),
+                       page_image=None) -> PageResult: ...
 
     def close(self) -> None: ...

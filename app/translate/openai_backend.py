@@ -1,11 +1,28 @@
 """The OpenAI-compatible chat-completions backend (OpenAI, DeepSeek, OpenRouter, Gemini and
 Anthropic's compatible endpoints, Ollama, LM Studio, llama.cpp, vLLM), through the official
-`openai` client: its timeout, its retries with backoff (honouring Retry-After on 429 / 5xx).
+`openai` client.
 
-One request per page (contract.py). The answer is read by id; ids still missing after it get
-one more request that asks for exactly those; what is still missing is reported, never guessed.
-Requests run on the client's asyncio transport in a private event loop, so that `cancel()` is
-checked every 0.1 s while a request (or a retry's backoff) is in flight and aborts it at once.
+One request per page (contract.py), built so that what does not change from page to page comes
+first (system prompt with the glossary, then the context pages oldest first, each exactly as it
+was sent, then the page): the server's prompt cache serves the start of every request.
+
+- Bounded answers: the JSON schema fixes the number of items to the page's, `max_tokens` is set
+  from the page's length; an answer cut at that limit keeps its complete items and the rest is
+  asked for again.
+- Streaming: the answer arrives token by token (`on_tokens` counts them); `timeout` is the
+  longest wait between two chunks, `total_timeout` the limit for a whole answer; Cancel
+  (polled every 0.1 s) aborts a request in flight. A server that does not stream gets one
+  plain request, remembered.
+- Capabilities: a 400 / 422 on the first request of a run makes the backend try the next
+  response format (json_schema -> json_object -> none), then leave out `temperature`;
+  what worked is remembered per server + model (capabilities.py). The server's context size is
+  read where the server says it (llama.cpp /props, /v1/models meta, Ollama /api/show) and
+  bounds the context pages; a request refused for length is sent again without context, then
+  with the page's blocks in halves.
+- Honest results: answers that are not translations (the source copied back) are asked again
+  once, then reported as "looks untranslated"; what one request of the page received is kept
+  whatever happens to the next; the server's own error message is shown, never a guess.
+
 The key goes only into the client (the Authorization header); error messages name the server
 (without any user:password in its URL), never the key.
 """
@@ -13,7 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from app.errors import Cancelled
 from app.translate import contract
@@ -23,23 +42,90 @@ from app.translate.base import (
     GlossaryEntry,
     PageResult,
     Segment,
+    TokensFn,
     TranslationError,
     TranslatorSettings,
     redact,
     server_label,
 )
+from app.translate.capabilities import FORMATS, Capabilities, CapabilityStore
+from app.translate.languages import looks_untranslated
+from app.translate.memory import StoryMemory, memory_from_dict
 from app.translate.presets import DEFAULT_URL, preset_for_url
 
 log = logging.getLogger(__name__)
 POLL_S = 0.1
 NO_KEY = "no-key"  # local servers want a non-empty bearer token; this one means none
+LOCAL_TOTAL_S = 600.0  # a whole answer: local servers (a CPU may be slow)
+HOSTED_TOTAL_S = 180.0
+MAX_CONTEXT_PAGES_FACTOR = 4  # context grows append-only up to this many times context_pages
+_LENGTH_WORDS = ("context size", "context length", "context_length", "maximum context", "context window",
+                 "exceeds the available context", "n_ctx", "too many tokens", "prompt is too long",
+                 "reduce the length", "input is too long", "exceed_context_size")
+_AGAIN_NOTE = ("Your previous answer lacked these segment ids, or left them untranslated. Translate exactly "
+               "these segments into {target}.")
+
+
+class _LengthRefused(Exception):
+    """The server refused the request for its length (prompt + answer over its context)."""
+
+
+class _StreamEmpty(Exception):
+    """A streamed request brought no chunk at all: the server does not stream."""
+
+
+class _ImagesRefused(Exception):
+    """The model does not take image parts."""
+
+
+_IMAGE_WORDS = ("image", "vision", "multimodal", "mmproj", "image_url", "multi-modal")
+
+
+@dataclass
+class _Reply:
+    text: str = ""
+    finish: str = ""
+    model: str = ""
+    chunks: int = 0
+    cached: int = 0
+    first_token_s: float = 0.0
+
+
+@dataclass
+class _Page:
+    """What one page's requests gathered."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    untranslated: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    requests: int = 0
+    prompt: int = 0
+    completion: int = 0
+    cached: int = 0
+    first_token_s: float = 0.0
+    tokens: int = 0
+    error: TranslationError | None = None
+    memory: dict | None = None  # the first "memory" object an answer of the page brought
+    image_sent: bool = False
+
+
+@dataclass
+class _Extras:
+    """What goes with the page besides its segments: the story memory, examples, the image."""
+
+    memory: dict | None = None
+    examples: tuple = ()
+    image_url: str = ""
+    ask_memory: bool = False
 
 
 class OpenAITranslator:
-    """settings: TranslatorSettings (base_url, model, languages, timeout, max_retries,
-    structured); api_key: None or "" for servers that need none."""
+    """settings: TranslatorSettings; api_key: None or "" for servers that need none; store:
+    where capabilities are remembered (default: settings.capabilities_file)."""
 
-    def __init__(self, settings: TranslatorSettings, api_key: str | None = None):
+    def __init__(self, settings: TranslatorSettings, api_key: str | None = None,
+                 store: CapabilityStore | None = None):
         import openai
 
         if not settings.model:
@@ -49,54 +135,96 @@ class OpenAITranslator:
         self.settings = settings
         self.base_url = settings.base_url or DEFAULT_URL
         self.server = server_label(self.base_url)
+        self.preset = preset_for_url(self.base_url)
         self.name = f"{settings.model} @ {self.server}"
         self._key = api_key or NO_KEY
-        structured = settings.structured
-        if structured == "auto":
-            structured = preset_for_url(self.base_url).structured
-        self._formats = {"schema": ["schema", "json", "off"], "json": ["json", "off"], "off": ["off"]}.get(
-            structured, ["schema", "json", "off"])
+        self.store = store if store is not None else CapabilityStore(settings.capabilities_file or None)
+        self.caps = self.store.get(self.server, settings.model) or self._initial_caps()
+        self._confirmed = False  # a request of this run went through: later 400s are the page's own
+        self._n_ctx: int | None = None
+        self._n_ctx_read = False
+        self._anchor: str | None = None  # the first context page of the previous request (cache)
+        self._glossary: list[GlossaryEntry] = []  # every entry sent in this run, first seen first
+        self._extras = _Extras()
         self._loop = asyncio.new_event_loop()
-        self._client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url, timeout=settings.timeout,
-                                          max_retries=settings.max_retries)
+        self._client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
+                                          timeout=self._http_timeout())
+
+    def _initial_caps(self) -> Capabilities:
+        structured = self.settings.structured
+        if structured == "auto":
+            structured = self.preset.structured
+        fmt = structured if structured in FORMATS else "schema"
+        return Capabilities(format=fmt, stream=self.settings.stream)
+
+    def _http_timeout(self):
+        import openai
+
+        t = float(self.settings.timeout)
+        return openai.Timeout(t, connect=min(t, 15.0))
+
+    @property
+    def total_timeout(self) -> float:
+        if self.settings.total_timeout > 0:
+            return float(self.settings.total_timeout)
+        return LOCAL_TOTAL_S if self.preset.local or _is_loopback(self.base_url) else HOSTED_TOTAL_S
 
     # -- the interface ---------------------------------------------------------------------------
     def translate_page(self, segments: Sequence[Segment], context: Sequence[ContextPage] = (),
                        glossary: Sequence[GlossaryEntry] = (), cancel: CancelFn | None = None,
-                       page_name: str = "") -> PageResult:
-        s = self.settings
+                       page_name: str = "", on_tokens: TokensFn | None = None, memory: StoryMemory | None = None,
+                       examples=(), page_image=None) -> PageResult:
+        """`memory`: the story so far (None: no memory is sent nor asked for); `examples`:
+        (source, target) pairs a person translated; `page_image`: the page (a PIL image) to send
+        with the segments' boxes drawn, when the model takes images (settings.page_image)."""
         if not segments:
             return PageResult({})
+        for g in glossary:
+            if g not in self._glossary:
+                self._glossary.append(g)
         ids = contract.request_ids(len(segments))
         by_rid = dict(zip(ids, segments, strict=True))
-        context = contract.trim_context(context, s.context_tokens)
-        texts: dict[str, str] = {}
-        notes: list[str] = []
-        usage = [0, 0, 0]  # requests, prompt tokens, completion tokens
-        todo = list(ids)
-        for attempt in range(2):
-            note = ("" if attempt == 0 else
-                    "Your previous answer lacked these segment ids. Translate exactly these segments.")
-            messages = contract.build_messages([(rid, by_rid[rid].text) for rid in todo], context, glossary,
-                                               s.source_lang, s.target_lang, page_name, note)
-            reply = self._request(messages, todo, cancel, usage)
-            answer = contract.read_answer(reply, todo)
-            if not answer.ok:
-                notes.append(f"answer {attempt + 1} was not the JSON asked for: {_snippet(reply)}")
-            if answer.unknown:
-                notes.append(f"ignored unknown ids {', '.join(answer.unknown[:5])}")
-            texts.update(answer.texts)
-            todo = [rid for rid in todo if rid not in texts]
-            if not todo:
-                break
-            if attempt == 0:
-                notes.append(f"{len(todo)} id(s) missing from the answer; asked again for {', '.join(todo[:8])}")
-        if not texts and todo:
-            raise TranslationError(f"{self.server}: the model's answer for {page_name or 'the page'} was not the "
-                                   f"JSON asked for, twice ({notes[-1] if notes else 'empty answer'}).")
-        missing = tuple(by_rid[rid].id for rid in todo)
-        return PageResult({by_rid[rid].id: t for rid, t in texts.items()}, missing, usage[0], usage[1], usage[2],
-                          tuple(notes))
+        state = _Page()
+        self._read_context_size(cancel)
+        extras = _Extras(examples=tuple(examples))
+        if memory is not None and self.settings.memory:
+            extras.ask_memory = True
+            extras.memory = memory.for_prompt([by_rid[r].text for r in ids]) or None
+        if page_image is not None and self._images_wanted():
+            from app.translate.page_image import page_data_url
+
+            extras.image_url = page_data_url(page_image, [(r, by_rid[r].box) for r in ids], self.settings.image_max_side)
+        self._extras = extras
+        window = self._context_window(context, [by_rid[r].text for r in ids])
+        try:
+            self._translate(ids, by_rid, window, page_name, cancel, on_tokens, state, split_ok=True)
+        except TranslationError as exc:
+            state.error = exc
+        missing_rids = [r for r in ids if r not in state.texts]
+        if state.error is not None and not state.texts:
+            raise state.error
+        reasons = {by_rid[r].id: state.reasons.get(r) or ("looks untranslated" if r in state.untranslated else
+                                                          "no translation in the answer") for r in missing_rids}
+        if state.error is not None:
+            for r in missing_rids:
+                reasons[by_rid[r].id] = str(state.error)
+        return PageResult(
+            {by_rid[r].id: t for r, t in state.texts.items()}, tuple(by_rid[r].id for r in missing_rids),
+            state.requests, state.prompt, state.completion, tuple(state.notes),
+            untranslated={by_rid[r].id: t for r, t in state.untranslated.items() if r not in state.texts},
+            error=str(state.error) if state.error is not None else "",
+            fatal=bool(state.error is not None and state.error.fatal), translator=self.name,
+            cached_tokens=state.cached, first_token_s=state.first_token_s, reasons=reasons,
+            memory=memory_from_dict(state.memory, by_user=False) if state.memory else None,
+            image_sent=state.image_sent)
+
+    def takes_images(self) -> bool:
+        """Whether a page image would be sent (so that the caller loads one only then)."""
+        return self._images_wanted()
+
+    def _images_wanted(self) -> bool:
+        mode = self.settings.page_image
+        return mode == "on" or (mode == "auto" and self.caps.images != "no")
 
     def list_models(self, cancel: CancelFn | None = None) -> list[str]:
         """The model ids the server offers (GET /models): what "Test connection" shows."""
@@ -115,55 +243,372 @@ class OpenAITranslator:
             return
         try:
             self._loop.run_until_complete(self._client.close())
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         finally:
             self._loop.close()
 
+    # -- one page --------------------------------------------------------------------------------
+    def _translate(self, rids: list[str], by_rid: dict[str, Segment], context: list[ContextPage], page_name: str,
+                   cancel, on_tokens, state: _Page, split_ok: bool) -> None:
+        """Translate `rids` into state: the first request, then one more for the ids missing or
+        untranslated (more while an answer cut at max_tokens keeps bringing new items)."""
+        s = self.settings
+        todo = list(rids)
+        asked_again = False
+        rounds = 0
+        while todo and rounds < 2 + len(rids):
+            rounds += 1
+            note = _AGAIN_NOTE.format(target=s.target_lang) if asked_again or rounds > 1 else ""
+            x = self._extras
+            messages = contract.build_messages([(r, by_rid[r].text) for r in todo], context, self._glossary,
+                                               s.source_lang, s.target_lang, page_name, note, x.memory,
+                                               x.examples, x.image_url, x.ask_memory, bool(x.image_url))
+            try:
+                reply = self._request(messages, todo, [by_rid[r].text for r in todo], cancel, on_tokens, state)
+            except _LengthRefused as exc:
+                self._shorten(todo, by_rid, context, page_name, cancel, on_tokens, state, split_ok, str(exc))
+                return
+            except _ImagesRefused as exc:
+                self._extras = replace(x, image_url="")
+                self.caps = replace(self.caps, images="no")
+                self.store.put(self.server, self.settings.model, self.caps)
+                state.notes.append(f"the model does not take images ({_short(str(exc))}); the page goes as text "
+                                   "only (remembered for this server and model)")
+                rounds -= 1
+                continue
+            if x.image_url:
+                state.image_sent = True
+                if self.caps.images != "yes":
+                    self.caps = replace(self.caps, images="yes")
+                    self.store.put(self.server, self.settings.model, self.caps)
+            answer = contract.read_answer(reply.text, todo)
+            if answer.memory is not None and state.memory is None:
+                state.memory = answer.memory
+            if not answer.ok:
+                state.notes.append(f"answer {state.requests} was not the JSON asked for: {_snippet(reply.text)}")
+            if answer.unknown:
+                state.notes.append(f"ignored unknown ids {', '.join(answer.unknown[:5])}")
+            new = 0
+            for rid, text in answer.texts.items():
+                if looks_untranslated(by_rid[rid].text, text, s.target_lang):
+                    state.untranslated[rid] = text
+                else:
+                    state.texts[rid] = text
+                    state.untranslated.pop(rid, None)
+                    new += 1
+            todo = [r for r in todo if r not in state.texts]
+            if not todo:
+                return
+            if reply.finish == "length" and new:
+                state.notes.append(f"the answer reached its token limit; asked for the {len(todo)} id(s) left")
+                continue  # progress: ask for the rest (not counted as the one retry)
+            if asked_again:
+                break
+            asked_again = True
+            bad = [r for r in todo if r in state.untranslated]
+            state.notes.append(f"{len(todo)} id(s) missing or untranslated"
+                               f"{f' ({len(bad)} copied back)' if bad else ''}; asked again for "
+                               f"{', '.join(todo[:8])}")
+        if not state.texts and not state.untranslated and todo and state.notes:
+            raise TranslationError(f"{self.server}: the model's answers for {page_name or 'the page'} were not the "
+                                   f"JSON asked for ({state.notes[-1]}).")
+
+    def _shorten(self, todo, by_rid, context, page_name, cancel, on_tokens, state: _Page, split_ok: bool,
+                 why: str) -> None:
+        """The request was too long for the server: without context, then in halves."""
+        if context:
+            state.notes.append(f"the server refused the request for its length ({_short(why)}); sent again "
+                               "without the previous pages")
+            self._translate(todo, by_rid, [], page_name, cancel, on_tokens, state, split_ok)
+            return
+        if len(todo) > 1 and split_ok:
+            half = (len(todo) + 1) // 2
+            state.notes.append(f"the page is longer than the server's context ({_short(why)}); its {len(todo)} "
+                               f"block(s) sent in two halves")
+            self._translate(todo[:half], by_rid, [], page_name, cancel, on_tokens, state, split_ok)
+            self._translate(todo[half:], by_rid, [], page_name, cancel, on_tokens, state, split_ok)
+            return
+        for r in todo:
+            state.reasons[r] = f"longer than the server's context even alone ({_short(why)})"
+        state.notes.append(f"block(s) {', '.join(todo)} are longer than the server's context on their own")
+
+    def _context_window(self, context: Sequence[ContextPage], texts: list[str]) -> list[ContextPage]:
+        """The previous pages to send: at least the last `context_pages`, and the earlier ones of
+        the previous request while they fit (the request then starts as the previous one did, and
+        the server's cache serves it), within the token budget (the server's context size)."""
+        want = self.settings.context_pages
+        if want <= 0 or not context:
+            self._anchor = None
+            return []
+        budget = self._context_budget(texts)
+        if budget <= 0:
+            return []
+        names = [c.name for c in context]
+        start = names.index(self._anchor) if self._anchor in names else max(0, len(context) - want)
+        start = min(start, max(0, len(context) - want))
+        if len(context) - start > want * MAX_CONTEXT_PAGES_FACTOR:
+            start = len(context) - want
+        window = list(context[start:])
+        if contract.messages_tokens(contract.context_messages(window)) > budget:
+            window = contract.trim_context(context[max(0, len(context) - want):], budget)
+        self._anchor = window[0].name if window else None
+        return window
+
+    def _context_budget(self, texts: list[str]) -> int:
+        budget = self.settings.context_tokens
+        if self._n_ctx:
+            page = sum(contract.estimate_tokens(t) + 12 for t in texts) + 120
+            system = contract.messages_tokens([contract.system_message(
+                self.settings.source_lang, self.settings.target_lang, self._glossary, self._extras.ask_memory,
+                bool(self._extras.image_url))])
+            if self._extras.image_url:
+                system += contract.IMAGE_TOKENS
+            if self._extras.memory:
+                system += contract.estimate_tokens(str(self._extras.memory))
+            room = self._n_ctx - system - page - self._max_tokens(texts) - 64
+            if room < budget:
+                budget = max(0, room)
+        return budget
+
+    def _max_tokens(self, texts: Sequence[str]) -> int:
+        if self.settings.max_tokens > 0:
+            return self.settings.max_tokens
+        need = contract.answer_budget(texts) + (contract.MEMORY_TOKENS if self._extras.ask_memory else 0)
+        if self._n_ctx:
+            need = min(need, max(contract.MAX_TOKENS_FLOOR, self._n_ctx // 2))
+        return need
+
     # -- requests --------------------------------------------------------------------------------
-    def _request(self, messages: list[dict], ids: list[str], cancel: CancelFn | None, usage: list[int]) -> str:
-        """One chat completion; returns the reply text. Falls back to a plainer response_format
-        when the server refuses the one asked for (remembered for the next pages)."""
+    def _kwargs(self, messages, ids, texts) -> dict:
+        caps = self.caps
+        kwargs: dict = {"model": self.settings.model, "messages": messages,
+                        caps.max_tokens_param: self._max_tokens(texts)}
+        if caps.temperature:
+            kwargs["temperature"] = self.settings.temperature
+        if caps.format == "schema":
+            kwargs["response_format"] = contract.response_schema(ids, memory=self._extras.ask_memory)
+        elif caps.format == "json":
+            kwargs["response_format"] = {"type": "json_object"}
+        return kwargs
+
+    def _request(self, messages, ids, texts, cancel, on_tokens, state: _Page) -> _Reply:
+        """One chat completion (streamed when the server streams); degrades what it asks for when
+        the first request of the run is refused; raises _LengthRefused or TranslationError."""
         import openai
 
+        attempts = 0
         while True:
-            fmt = self._formats[0]
-            kwargs: dict = {"model": self.settings.model, "messages": messages,
-                            "temperature": self.settings.temperature}
-            if fmt == "schema":
-                kwargs["response_format"] = contract.response_schema(ids)
-            elif fmt == "json":
-                kwargs["response_format"] = {"type": "json_object"}
-            usage[0] += 1
+            kwargs = self._kwargs(messages, ids, texts)
+            state.requests += 1
             try:
-                response = self._run(self._client.chat.completions.create(**kwargs), cancel)
-            except openai.BadRequestError as exc:
-                if len(self._formats) > 1 and _about_format(exc):
-                    log.info("%s refused response_format=%s; trying %s", self.server, fmt, self._formats[1])
-                    self._formats.pop(0)
+                reply = self._run(self._complete(kwargs, on_tokens, state), cancel, total=self.total_timeout)
+            except _StreamEmpty:
+                log.info("%s sent no chunk for a streamed request; asking without streaming", self.server)
+                self.caps = replace(self.caps, stream=False)
+                continue
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                msg = _message(exc)
+                if self._extras.image_url and _about_images(msg):
+                    raise _ImagesRefused(msg) from None
+                if _about_length(msg):
+                    raise _LengthRefused(msg) from None
+                if not self._confirmed and self._degrade(msg):
                     continue
                 raise self._error(exc) from None
+            except (openai.RateLimitError, openai.InternalServerError) as exc:
+                msg = _message(exc)
+                if self._extras.image_url and _about_images(msg):
+                    raise _ImagesRefused(msg) from None
+                if _about_length(msg):
+                    raise _LengthRefused(msg) from None
+                status = getattr(exc, "status_code", 0)
+                retryable = status == 429 or status in (502, 503, 504)
+                if retryable and attempts < self.settings.max_retries:
+                    attempts += 1
+                    self._sleep(_retry_after(exc, attempts), cancel)
+                    continue
+                raise self._error(exc) from None
+            except openai.APIConnectionError as exc:
+                if isinstance(exc, openai.APITimeoutError) or _refused(exc):
+                    raise self._error(exc) from None
+                if attempts < self.settings.max_retries:  # the connection dropped: once more
+                    attempts += 1
+                    self._sleep(_retry_after(exc, attempts), cancel)
+                    continue
+                raise self._broken(exc) from None
             except openai.OpenAIError as exc:
                 raise self._error(exc) from None
-            if response.usage is not None:
-                usage[1] += response.usage.prompt_tokens or 0
-                usage[2] += response.usage.completion_tokens or 0
-            if not response.choices:
-                return ""
-            return response.choices[0].message.content or ""
+            except Cancelled:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a transport error mid-stream (httpx): name it
+                if not _looks_like_transport(exc):
+                    raise
+                if attempts < self.settings.max_retries:
+                    attempts += 1
+                    self._sleep(_retry_after(exc, attempts), cancel)
+                    continue
+                raise self._broken(exc) from None
+            if not self._confirmed:
+                self._confirmed = True
+                self.store.put(self.server, self.settings.model, self.caps)
+            if reply.model and reply.model != self.settings.model:
+                self.name = f"{reply.model} @ {self.server}"
+            if not state.first_token_s:
+                state.first_token_s = reply.first_token_s
+            return reply
 
-    def _run(self, coro, cancel: CancelFn | None):
-        """Run `coro` on the private loop, polling `cancel` every POLL_S seconds."""
+    async def _complete(self, kwargs: dict, on_tokens: TokensFn | None, state: _Page) -> _Reply:
+        client = self._client
+        start = time.monotonic()
+        if not self.caps.stream:
+            response = await client.chat.completions.create(**kwargs)
+            reply = _Reply(model=response.model or "")
+            if response.choices:
+                choice = response.choices[0]
+                reply.text = choice.message.content or ""
+                reply.finish = choice.finish_reason or ""
+            reply.first_token_s = time.monotonic() - start
+            self._usage(response, state, reply)
+            return reply
+        stream = await client.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True})
+        reply = _Reply()
+        parts: list[str] = []
+        seen_chunk = False
+        try:
+            async for chunk in stream:
+                seen_chunk = True
+                self._chunk(chunk, reply, parts, state, on_tokens, start)
+        finally:
+            await stream.close()
+        if not seen_chunk:
+            raise _StreamEmpty()
+        reply.text = "".join(parts)
+        return reply
+
+    def _chunk(self, chunk, reply: _Reply, parts: list[str], state: _Page, on_tokens, start: float) -> None:
+        """One streamed chunk into the reply (content, thoughts counted as tokens, finish, usage)."""
+        reply.model = getattr(chunk, "model", "") or reply.model
+        for choice in chunk.choices or ():
+            delta = choice.delta
+            text = getattr(delta, "content", None) if delta is not None else None
+            thought = _reasoning_of(delta)
+            if text or thought:
+                if not reply.first_token_s:
+                    reply.first_token_s = time.monotonic() - start
+                reply.chunks += 1
+                state.tokens += 1
+                if on_tokens is not None:
+                    on_tokens(state.tokens)
+            if text:
+                parts.append(text)
+            if choice.finish_reason:
+                reply.finish = choice.finish_reason
+        self._usage(chunk, state, reply)
+
+
+    @staticmethod
+    def _usage(obj, state: _Page, reply: _Reply) -> None:
+        usage = getattr(obj, "usage", None)
+        if usage is not None:
+            state.prompt += usage.prompt_tokens or 0
+            state.completion += usage.completion_tokens or 0
+            details = getattr(usage, "prompt_tokens_details", None)
+            cached = getattr(details, "cached_tokens", None) if details is not None else None
+            if cached:
+                state.cached += int(cached)
+                reply.cached += int(cached)
+                return
+        timings = (getattr(obj, "model_extra", None) or {}).get("timings")
+        if isinstance(timings, dict) and isinstance(timings.get("cache_n"), int):
+            state.cached += timings["cache_n"]
+            reply.cached += timings["cache_n"]
+            if usage is None and isinstance(timings.get("prompt_n"), int):
+                state.prompt += timings["prompt_n"] + timings["cache_n"]
+
+    def _degrade(self, msg: str) -> bool:
+        """The first request was refused (400 / 422): ask for less, in the order servers refuse
+        things. False when there is nothing left to leave out."""
+        caps, low = self.caps, msg.lower()
+        if "temperature" in low and caps.temperature:
+            new = replace(caps, temperature=False)
+        elif "max_tokens" in low and caps.max_tokens_param == "max_tokens":
+            new = replace(caps, max_tokens_param="max_completion_tokens")
+        elif "stream" in low and caps.stream:
+            new = replace(caps, stream=False)
+        elif caps.format != "off":
+            new = replace(caps, format=FORMATS[FORMATS.index(caps.format) + 1])
+        elif caps.temperature:
+            new = replace(caps, temperature=False)
+        else:
+            return False
+        log.info("%s refused the request (%s); trying %s", self.server, _short(msg), _caps_change(caps, new))
+        self.caps = new
+        return True
+
+    def _read_context_size(self, cancel) -> None:
+        """The server's context size, where it says it (once per run; None when it does not)."""
+        if self._n_ctx_read:
+            return
+        self._n_ctx_read = True
+        if not (self.preset.local or self.preset.name == "custom"):
+            return  # hosted services have large, documented contexts and no such endpoints
+        root = self.base_url.rstrip("/")
+        root = root[: -len("/v1")] if root.endswith("/v1") else root
+
+        async def probe():
+            for how in ("props", "models", "ollama"):
+                try:
+                    if how == "props":
+                        data = await self._client.get(f"{root}/props", cast_to=object)
+                        n = (data.get("default_generation_settings") or {}).get("n_ctx") or data.get("n_ctx")
+                    elif how == "models":
+                        data = await self._client.get("/models", cast_to=object)
+                        metas = [m.get("meta") or {} for m in data.get("data", []) if isinstance(m, dict)]
+                        n = next((m.get("n_ctx") for m in metas if m.get("n_ctx")), None)
+                    else:
+                        data = await self._client.post(f"{root}/api/show", body={"model": self.settings.model},
+                                                       cast_to=object)
+                        n = _ollama_ctx(data)
+                except Exception:  # noqa: BLE001 - a server that does not say
+                    continue
+                if isinstance(n, int) and n > 0:
+                    return n
+            return None
+        try:
+            self._n_ctx = self._run(asyncio.wait_for(probe(), 10.0), cancel)
+        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - no size known: the fixed budget
+            self._n_ctx = None
+        if self._n_ctx:
+            log.info("%s: context size %d tokens", self.server, self._n_ctx)
+
+    def _sleep(self, seconds: float, cancel) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if cancel is not None and cancel():
+                raise Cancelled("cancelled")
+            time.sleep(min(POLL_S, max(0.0, end - time.monotonic())))
+
+    def _run(self, coro, cancel: CancelFn | None, total: float | None = None):
+        """Run `coro` on the private loop, polling `cancel` every POLL_S seconds; `total` limits
+        the whole run of it (a TranslationError names the limit)."""
         async def guarded():
             task = asyncio.ensure_future(coro)
+            start = time.monotonic()
             while True:
                 done, _pending = await asyncio.wait({task}, timeout=POLL_S)
                 if done:
                     return task.result()
-                if cancel is not None and cancel():
+                over = total is not None and time.monotonic() - start > total
+                if over or (cancel is not None and cancel()):
                     task.cancel()
                     try:
                         await task
                     except (asyncio.CancelledError, Exception):  # noqa: BLE001 - cancelled on purpose
                         pass
+                    if over:
+                        raise TranslationError(f"{self.server}: the answer was not complete after {total:g} s "
+                                               "(the limit for a whole answer; raise it in Translation settings or "
+                                               "with --total-timeout)")
                     raise Cancelled("cancelled")
         if cancel is not None and cancel():
             coro.close()
@@ -179,21 +624,91 @@ class OpenAITranslator:
             return TranslationError(f"{server} refused the API key (HTTP {exc.status_code}). Check the key in "
                                     "Translation settings or the environment variable.", fatal=True)
         if isinstance(exc, openai.NotFoundError):
-            return TranslationError(f"{server}: model {s.model!r} or the chat endpoint was not found (HTTP 404). "
-                                    "Check the base URL and the model (Test connection lists the models).",
-                                    fatal=True)
+            msg = _message(exc)
+            if "model" in msg.lower():
+                models = self._models_quietly()
+                listed = f" The server offers: {', '.join(models[:12])}." if models else ""
+                return TranslationError(f"{server}: model {s.model!r} is not there (HTTP 404: {_short(msg)})."
+                                        f"{listed}", fatal=True)
+            hint = (f" Did you mean {self.base_url.rstrip('/')}/v1 ?" if not self.base_url.rstrip("/").endswith("/v1")
+                    else "")
+            return TranslationError(f"{server}: the chat endpoint was not found (HTTP 404).{hint} Check the base "
+                                    "URL (Test connection lists the models).", fatal=True)
         if isinstance(exc, openai.RateLimitError):
             return TranslationError(f"{server}: rate limit (HTTP 429) still reached after {s.max_retries} "
                                     "retries; this page was not translated. Run again later to resume.")
         if isinstance(exc, openai.APITimeoutError):
-            return TranslationError(f"{server}: no answer within {s.timeout:g} s (after {s.max_retries} retries); "
-                                    "this page was not translated.")
+            return TranslationError(f"{server}: nothing arrived for {s.timeout:g} s; this page was not translated. "
+                                    "A slow server needs a longer timeout (Translation settings, --timeout).")
         if isinstance(exc, openai.APIConnectionError):
             return TranslationError(f"{server}: cannot connect ({redact(str(exc.__cause__ or exc), self._key)}). "
                                     "Is the server running, and is the base URL right?", fatal=True)
         if isinstance(exc, openai.APIStatusError):
             return TranslationError(f"{server}: HTTP {exc.status_code}: {redact(_message(exc), self._key)}")
         return TranslationError(f"{server}: {type(exc).__name__}: {redact(str(exc), self._key)}")
+
+    def _broken(self, exc) -> TranslationError:
+        cause = exc.__cause__ or exc
+        return TranslationError(f"{self.server}: the connection broke before the answer was complete "
+                                f"({type(cause).__name__}: {redact(str(cause), self._key)[:200]}). Is the server "
+                                "still running?")
+
+    def _models_quietly(self) -> list[str]:
+        try:
+            return self.list_models()
+        except TranslationError:
+            return []
+
+
+def _is_loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _reasoning_of(delta) -> str:
+    if delta is None:
+        return ""
+    extra = getattr(delta, "model_extra", None) or {}
+    return str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+
+
+def _ollama_ctx(data) -> int | None:
+    if not isinstance(data, dict):
+        return None
+    params = str(data.get("parameters") or "")
+    for line in params.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "num_ctx" and parts[1].isdigit():
+            return int(parts[1])
+    info = data.get("model_info") or {}
+    return next((v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)), None)
+
+
+def _retry_after(exc, attempt: int) -> float:
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        return min(60.0, max(0.0, float(headers.get("retry-after"))))
+    except (TypeError, ValueError):
+        return min(30.0, 0.5 * 2 ** (attempt - 1))
+
+
+def _refused(exc) -> bool:
+    """Nothing listens there (connection refused, unknown host): every later request fails too."""
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError) or type(cause).__name__ in ("ConnectError", "gaierror"):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _looks_like_transport(exc) -> bool:
+    mod = type(exc).__module__ or ""
+    return mod.startswith(("httpx", "httpcore", "h11", "anyio")) or isinstance(exc, (ConnectionError, OSError))
 
 
 def _message(exc) -> str:
@@ -207,10 +722,25 @@ def _message(exc) -> str:
     return str(getattr(exc, "message", exc))[:300]
 
 
-def _about_format(exc) -> bool:
-    text = _message(exc).lower()
-    return any(word in text for word in ("response_format", "json_schema", "json schema", "response format",
-                                         "structured", "json_object"))
+def _about_images(msg: str) -> bool:
+    low = msg.lower()
+    return any(word in low for word in _IMAGE_WORDS)
+
+
+def _about_length(msg: str) -> bool:
+    low = msg.lower()
+    return any(word in low for word in _LENGTH_WORDS)
+
+
+def _caps_change(old: Capabilities, new: Capabilities) -> str:
+    changed = [f"{k}={getattr(new, k)}" for k in ("format", "temperature", "stream", "max_tokens_param")
+               if getattr(old, k) != getattr(new, k)]
+    return ", ".join(changed)
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text[:120] + ("…" if len(text) > 120 else "")
 
 
 def _snippet(reply: str) -> str:

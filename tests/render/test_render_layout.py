@@ -30,7 +30,9 @@ def test_size_is_the_largest_that_fits_between_min_and_max():
     from app.render.layout import _fit, _Profile, atoms
 
     paras = [atoms(long_text, False) for long_text in ["This is a much longer sentence that needs several lines to fit in here"]]
-    assert _fit(paras, _Profile(shape, False), font_at(COMIC, long.size + 1), long.size + 1, 1.15, False, "en", False) is None
+    from app.render.glyphs import FontChain
+
+    assert _fit(paras, _Profile(shape, False), FontChain.for_font(COMIC), long.size + 1, 1.15, False, "en", False) is None
 
 
 def test_lines_stay_inside_the_shape_and_are_centred():

@@ -106,3 +106,64 @@ def test_strokes_add_and_erase_in_order_inside_the_block():
     outside = MaskStroke(False, 10, ((10.0, 10.0), (290.0, 190.0)))
     out3 = block_mask(gray, (50, 40, 251, 161), strokes=(outside,))
     assert out3.mask.shape == base.mask.shape, "strokes never grow the block's window"
+
+
+def test_a_drawn_box_round_a_bubble_is_cleaned_like_the_bubble():
+    """A box drawn (B) round a missed bubble, wider than the bubble: the text goes, the outline
+    and the art around the bubble stay, and the lettering is set in the bubble's body."""
+    import cv2
+
+    from app.render.inpaint import OpenCVInpainter
+    from app.render.page import PageRenderer, RenderBlock
+    from app.render.style import TextStyle
+
+    gray, text = _bubble_page(True)
+    bm = auto_mask(gray, (40, 30, 261, 171), kind="manual")
+    full = np.zeros(gray.shape, bool)
+    x0, y0, x1, y1 = bm.page_box()
+    full[y0:y1, x0:x1] = bm.mask
+    assert full[text].all()
+    ring = np.zeros(gray.shape, np.uint8)
+    cv2.ellipse(ring, (150, 100), (100, 60), 0, 0, 360, 1, 5)
+    assert not (full & ring.astype(bool)).any(), "the bubble's outline stays"
+    assert not full[30:40, 40:60].any(), "the art round the bubble stays"
+    rgb = np.repeat(gray[..., None], 3, axis=2)
+    block = RenderBlock("m", 1, "manual", (40, 30, 261, 171), None, "A longer line of English text here", True,
+                        TextStyle())
+    renderer = PageRenderer(rgb, OpenCVInpainter())
+    assert renderer.shape(block).kind in ("ellipse", "rectangle")
+    layer = renderer.layer(block)
+    inked = np.zeros(gray.shape, bool)
+    h, w = layer.rgba.shape[:2]
+    inked[layer.y0:layer.y0 + h, layer.x0:layer.x0 + w] = layer.rgba[..., 3] > 0
+    body = np.zeros(gray.shape, bool)
+    body[y0:y1, x0:x1] = bm.body
+    assert inked.any() and not (inked & ~body).any(), "the lettering stays inside the bubble"
+
+
+def test_free_text_cleans_the_whole_glyphs_its_box_cuts():
+    """A free-text box narrower than its text: the glyphs it cuts are taken whole; the
+    screentone dots at its edges and the long art line through it are not followed."""
+    page = Image.new("L", (400, 200), 255)
+    d = ImageDraw.Draw(page)
+    for x in range(60, 116, 9):  # screentone across the box's left edge, below the glyphs
+        for y in range(130, 200, 9):
+            d.ellipse((x, y, x + 4, y + 4), fill=0)
+    d.line((0, 150, 399, 150), fill=0, width=3)  # a long art line
+    glyphs = Image.new("L", page.size, 0)
+    gd = ImageDraw.Draw(glyphs)
+    for i in range(6):  # six "glyphs" 24 px tall on a line
+        gx = 80 + i * 40
+        gd.rectangle((gx, 100, gx + 5, 124), fill=255)
+        gd.rectangle((gx, 100, gx + 24, 105), fill=255)
+    page.paste(0, (0, 0), glyphs)
+    gray, truth = np.asarray(page), np.asarray(glyphs) > 0
+    box = (110, 106, 290, 152)  # cuts the tops of glyphs 2..6 off, and the right of the last one
+    bm = auto_mask(gray, box, kind="text")
+    full = np.zeros(gray.shape, bool)
+    x0, y0, x1, y1 = bm.page_box()
+    full[y0:y1, x0:x1] = bm.mask
+    assert full[truth & (np.arange(400) >= 110)[None, :]].all(), "every glyph the box touches, whole"
+    assert not full[truth & (np.arange(400) < 110)[None, :]].any(), "the glyph it does not touch stays"
+    assert not full[150, :60].any() and not full[150, 320:].any(), "the art line is kept to the box"
+    assert not full[:, :110].any(), "the screentone outside the box stays"

@@ -78,21 +78,132 @@ def test_pdf_opens_in_a_pdf_reader(tmp_path, qapp):
     assert abs(colour.blue() - 200) < 12 and colour.red() < 45
 
 
-def test_psd_layers_open_with_psd_tools(tmp_path):
+def _lettered_page():
+    """A page with a bubble (mixed Latin / kanji, outlined, right-aligned) and a vertical free-text
+    block (a tate-chu-yoko number), cleaned and lettered by the one renderer."""
+    from PIL import ImageDraw
+
+    from app.render.inpaint import OpenCVInpainter
+    from app.render.page import PageRenderer, RenderBlock
+    from app.render.style import TextStyle
+
+    image = Image.new("RGB", (420, 320), "white")
+    d = ImageDraw.Draw(image)
+    d.ellipse((20, 20, 230, 170), outline="black", width=3)
+    d.rectangle((90, 80, 160, 100), fill="black")  # the source text to clean
+    blocks = [RenderBlock("a", 1, "bubble", (20, 20, 231, 171), None, "Hello 山田, where are you going?", True,
+                          TextStyle(color="#203080", outline_width=2, outline_color="#ffee00", align="right")),
+              RenderBlock("b", 2, "other", (280, 20, 360, 300), None, "あと12分だ！", False,
+                          TextStyle(direction="vertical"))]
+    renderer = PageRenderer(np.asarray(image), OpenCVInpainter())
+    return renderer, blocks, renderer.render(blocks)
+
+
+def _write_lettered(tmp_path):
+    from app.render.writers import psd_text
+
+    renderer, blocks, result = _lettered_page()
+    types = [psd_text(b.order, layer, b.style) for b, layer in result.layers]
+    path = write_psd(tmp_path / "p.psd", result.original, result.cleaned, renderer.patched(blocks), types,
+                     result.final)
+    return path, renderer, blocks, result, types
+
+
+def test_psd_has_editable_type_layers_that_psd_tools_reads_back(tmp_path):
     from psd_tools import PSDImage
 
-    original, cleaned = _page(value=1), _page(value=2)
-    text = np.zeros((20, 30, 4), np.uint8)
-    text[5:15, 5:25] = (10, 20, 30, 255)
-    path = write_psd(tmp_path / "p.psd", original, cleaned, [("1", 40, 30, text), ("2", 0, 0, text)])
+    from app.fonts import font_file
+    from app.render.glyphs import postscript_name
+
+    path, renderer, blocks, result, types = _write_lettered(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["p.psd"], "no temporary file left"
     psd = PSDImage.open(path)
-    assert psd.size == (120, 80)
-    assert [layer.name for layer in psd] == ["original", "cleaned", "1", "2"]
-    assert not psd[0].visible and psd[1].visible
-    assert psd[2].mask is None, "text layers are transparent, not masked"
-    assert np.array_equal(np.asarray(psd[0].topil().convert("RGB")), original)
-    assert np.array_equal(np.asarray(psd[1].topil().convert("RGB")), cleaned)
-    assert psd[2].bbox == (40, 30, 70, 50)
-    assert np.array_equal(np.asarray(psd[2].topil()), text)
-    merged = np.asarray(psd.topil().convert("RGB"))
-    assert tuple(merged[40, 50]) == (10, 20, 30) and tuple(merged[0, 60]) == tuple(cleaned[0, 60])
+    assert psd.size == (420, 320)
+    # bottom to top: original (hidden), cleaned, the patches, a group per block (block 1 on top)
+    assert [layer.name for layer in psd] == ["original", "cleaned", "inpainting patches", "block 2", "block 1"]
+    assert [layer.visible for layer in psd] == [False, True, True, True, True]
+    assert {layer.fill_opacity for layer in psd.descendants()} == {255}, "no layer at a fill of 0 %"
+    assert np.array_equal(np.asarray(psd[0].topil().convert("RGB")), result.original)
+    assert np.array_equal(np.asarray(psd[1].topil().convert("RGB")), result.cleaned)
+    patches = np.asarray(psd[2].topil())
+    written = renderer.patched(blocks)
+    assert written.any() and np.array_equal(patches[..., 3] > 0, written)
+    assert np.array_equal(patches[written][:, :3], result.cleaned[written])
+    # the merged image, what viewers without layers show, is the PNG export's pixels
+    assert np.array_equal(np.asarray(psd.topil().convert("RGB")), result.final)
+
+    one, two = psd[4], psd[3]
+    assert [layer.name for layer in one] == ["1 pixels", "1 text"]
+    raster, text = one
+    layer_a = result.layers[0][1]
+    h, w = layer_a.rgba.shape[:2]
+    assert raster.kind == "pixel" and not raster.visible
+    assert raster.bbox == (layer_a.x0, layer_a.y0, layer_a.x0 + w, layer_a.y0 + h)
+    assert np.array_equal(np.asarray(raster.topil()), layer_a.rgba)
+    assert text.kind == "type" and text.visible
+    assert text.text.split("\r") == [ln.text for ln in layer_a.layout.lines]  # the lines as set
+    assert " ".join(text.text.split("\r")).replace("山 田", "山田") == "Hello 山田, where are you going?" or \
+        "".join(text.text.split()) == "Hello山田,whereareyougoing?"
+    fonts = [f["Name"] for f in text.resource_dict["FontSet"]]
+    runs = text.engine_dict["StyleRun"]["RunArray"]
+    used = [fonts[r["StyleSheet"]["StyleSheetData"]["Font"]] for r in runs]
+    comic, noto = postscript_name(str(font_file("comic"))), postscript_name(str(font_file("cjk")))
+    assert (comic, noto) == ("ComicNeue-Regular", "NotoSansCJKjp-Regular")
+    assert used == [comic, noto, comic], "the kanji are set in Noto, the Latin in the block's face"
+    sheet = runs[0]["StyleSheet"]["StyleSheetData"]
+    assert sheet["FontSize"] == layer_a.layout.size
+    assert [round(v * 255) for v in sheet["FillColor"]["Values"]] == [255, 0x20, 0x30, 0x80]
+    assert sheet["StrokeFlag"] and sheet["OutlineWidth"] == 2
+    assert [round(v * 255) for v in sheet["StrokeColor"]["Values"]] == [255, 0xff, 0xee, 0x00]
+    paragraph = text.engine_dict["ParagraphRun"]["RunArray"][0]["ParagraphSheet"]["Properties"]
+    assert paragraph["Justification"] == 1  # right
+    x0, y0, x1, y1 = types[0].frame
+    assert text.transform[4:] == pytest.approx((x0, y0))
+    box = text.engine_dict["Rendered"]["Shapes"]["Children"][0]["Cookie"]["Photoshop"]["BoxBounds"]
+    assert list(box) == pytest.approx([0, 0, x1 - x0, y1 - y0])
+    assert layer_a.x0 <= x0 and x1 <= layer_a.x0 + w and layer_a.y0 <= y0 and y1 <= layer_a.y0 + h
+    # its pixels are the block as rendered (Photoshop's cache of a type layer; what GIMP shows)
+    assert text.bbox == raster.bbox and np.array_equal(np.asarray(text.topil()), layer_a.rgba)
+
+    vertical = two[1]
+    assert vertical.name == "2 text" and vertical.text == "あと12分だ！"
+    assert vertical.engine_dict["Rendered"]["Shapes"]["WritingDirection"] == 2  # vertical
+    runs = vertical.engine_dict["StyleRun"]["RunArray"]
+    directions = [r["StyleSheet"]["StyleSheetData"].get("BaselineDirection") for r in runs]
+    lengths = list(vertical.engine_dict["StyleRun"]["RunLengthArray"])
+    assert lengths[:2] == [2, 2] and directions[1] != directions[0], "12 is set tate-chu-yoko"
+
+
+def test_psd_layers_composite_to_the_png(tmp_path):
+    """psd-tools' own compositing of the visible layers (not the merged image) gives the exported
+    page, to within blending rounding."""
+    from psd_tools import PSDImage
+
+    path, _renderer, _blocks, result, _types = _write_lettered(tmp_path)
+    composed = np.asarray(PSDImage.open(path).composite(force=True).convert("RGB")).astype(int)
+    assert np.abs(composed - result.final.astype(int)).max() <= 2
+
+
+@pytest.mark.parametrize("rtl", [True, False])
+def test_cbz_holds_a_comicinfo_that_comicapi_reads(tmp_path, rtl):
+    from comicapi.comicarchive import ComicArchive
+
+    from app.render.writers import ComicInfo
+
+    info = ComicInfo.from_name("My Series v03 ch12.cbz", language="en", rtl=rtl, tool="Hayai Desktop 0.1.0")
+    assert (info.series, info.volume, info.number) == ("My Series", 3, "12")
+    path = tmp_path / "out.cbz"
+    with CbzWriter(path, info=info) as cbz:
+        cbz.add("001.png", _page(value=1))
+        cbz.add("002.png", _page(w=100, value=2))
+    with zipfile.ZipFile(path) as z:
+        assert z.namelist() == ["001.png", "002.png", "ComicInfo.xml"]
+        xml = z.read("ComicInfo.xml").decode("utf-8")
+    archive = ComicArchive(str(path))
+    assert archive.has_cix()
+    md = archive.read_cix()
+    assert (md.series, md.volume, md.issue, md.language, md.page_count) == ("My Series", 3, "12", "en", 2)
+    assert md.manga == ("YesAndRightToLeft" if rtl else "No")
+    assert "Hayai Desktop 0.1.0" in md.notes and "<Translator>Hayai Desktop 0.1.0</Translator>" in xml
+    assert [(p["ImageWidth"], p["ImageHeight"]) for p in md.pages] == [("120", "80"), ("100", "80")]
+    assert md.pages[0]["Type"] == "FrontCover"

@@ -110,7 +110,7 @@ def test_cancel_a_long_run(make_window, tmp_path, qtbot):
         done = sum(p.processed for p in w.doc.project.pages)
         # a page the worker finishes after the cancel (it stops at its next check) is dropped
         late = next(p for p in w.doc.project.pages if not p.processed)
-        w.host.worker.page_read.emit(w._run_id, replace(late, processed=True))
+        w.host.worker.page_read.emit(w.reading.run_id, replace(late, processed=True))
         assert not w.doc.page(late.name).processed
     assert blocker.args[0] == "cancelled"
     assert 1 <= done < 30

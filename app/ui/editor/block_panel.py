@@ -26,6 +26,8 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 def _row_text(b: Block) -> str:
     text = b.display_text.replace("\n", " ") or "(empty)"
     flags = " ✎" if b.edited else ""
+    if b.looks_untranslated:
+        flags += " ⚠"  # the machine's answer was the source again (not used; the next run asks again)
     return f"{b.order:>3}.  {text}{flags}"
 
 
@@ -188,6 +190,8 @@ class BlockPanel(QWidget):
         self.restore_button.setEnabled(block.edited)
         if block.machine_translation:
             mark = " · you edited it" if block.translation_edited else ""
+            if block.looks_untranslated:
+                mark = " · ⚠ looks untranslated: not used, the next run asks again"
             self.machine.setText(f"Machine ({block.translator}){mark}: {block.machine_translation}")
         else:
             self.machine.setText("No machine translation yet" + (" (yours is kept when one runs)"

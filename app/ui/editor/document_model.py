@@ -1,9 +1,15 @@
 """The open document on the GUI side: the Project, its Source path, and change signals.
 
-Every change to a page goes through `set_page`, called by undo commands (app.ui.editor.undo) so
-that each edit is undoable. Pages are frozen values; the model swaps whole pages.
+Every change to the document goes through this model: a page through `set_page`, called by undo
+commands (app.ui.editor.undo) so that each edit is undoable; the project's glossary and default
+text style and size harmonisation through `set_glossary` / `set_style` / `set_sizes` (called by
+their undo commands); a page's pixel
+size, learned when its image is decoded, through `set_page_size`. Pages are frozen values; the
+model swaps whole pages.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 
@@ -16,6 +22,7 @@ class DocumentModel(QObject):
     page_changed = Signal(str)  # page name
     page_revealed = Signal(str)  # an undo/redo touched this page: show it
     project_reset = Signal()  # a new project (or none) was loaded
+    project_changed = Signal(str)  # "glossary" | "style" | "sizes" | "memory": a project-wide value was replaced
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -46,3 +53,34 @@ class DocumentModel(QObject):
         self.page_changed.emit(page.name)
         if reveal:
             self.page_revealed.emit(page.name)
+
+    def set_page_size(self, name: str, width: int, height: int) -> None:
+        """The page's pixel size, as its decoded image has it: not an edit (no undo, no
+        page_changed), the page as read from the source."""
+        if self.has_page(name):
+            index = self.project.page_index(name)
+            self.project.pages[index] = replace(self.project.pages[index], width=width, height=height)
+
+    def set_glossary(self, entries) -> None:
+        """Replace the project's glossary (called by its undo command)."""
+        assert self.project is not None
+        self.project.glossary = list(entries)
+        self.project_changed.emit("glossary")
+
+    def set_memory(self, memory) -> None:
+        """Replace the project's story memory (called by its undo command)."""
+        assert self.project is not None
+        self.project.memory = memory
+        self.project_changed.emit("memory")
+
+    def set_style(self, style) -> None:
+        """Replace the project's default text style (called by its undo command)."""
+        assert self.project is not None
+        self.project.style = style
+        self.project_changed.emit("style")
+
+    def set_sizes(self, sizes: str) -> None:
+        """Replace the project's size harmonisation (called by its undo command)."""
+        assert self.project is not None
+        self.project.sizes = sizes
+        self.project_changed.emit("sizes")

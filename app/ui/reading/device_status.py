@@ -1,8 +1,7 @@
-"""Device and precision in the main window: the toolbar choices, the status-bar label of what
-actually runs (device, precision, a GPU given up), the one-time notice when a model leaves the
-GPU, and the preloading of the models as soon as the window is up.
-
-A mixin of MainWindow (which owns `act`, `device_label`, `host`, `show_notice`).
+"""Device and precision in the main window: the toolbar's choices and what the worker found on
+this machine, the status-bar text of what actually runs (device, precision, a GPU given up).
+The label, the one-time notice when a model leaves the GPU and the preload at the first show are
+the ReadingController's (app.ui.reading.controller).
 """
 from __future__ import annotations
 
@@ -54,49 +53,16 @@ def status_text(info: dict) -> tuple[str, str]:
     return label, tip
 
 
-class DeviceStatusMixin:
-    """Status bar, notices and preloading for device and precision."""
-
-    _preload_started = False
-
-    def connect_device_signals(self) -> None:
-        w = self.host.worker
-        w.models_ready.connect(self._on_models_ready)
-        w.device_fell_back.connect(self._on_device_fell_back)
-        w.capabilities.connect(self._on_capabilities)
-        w.preloaded.connect(self._on_preloaded)
-
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().showEvent(event)
-        if not self._preload_started:  # imports and model loads start in the worker at once
-            self._preload_started = True
-            self.host.preload()
-
-    def _on_models_ready(self, info: dict) -> None:
-        label, tip = status_text(info)
-        self.device_label.setText(label)
-        self.device_label.setToolTip(tip)
-
-    def _on_device_fell_back(self, message: str) -> None:
-        if not self._closing:
-            self.show_notice("warning", message)
-
-    def _on_capabilities(self, caps: dict) -> None:
-        combo = self.act.device
-        if caps.get("mps") and combo.findData(MPS_ITEM[0]) < 0:
-            combo.insertItem(combo.findData("cpu"), MPS_ITEM[1], MPS_ITEM[0])
-            if self.settings.device == MPS_ITEM[0]:
-                combo.setCurrentIndex(combo.findData(MPS_ITEM[0]))
-        auto = PRECISION_LABELS.get(caps.get("auto_precision", ""), "")
-        if auto:  # what Auto means on this machine's CPU (a GPU uses FP16)
-            i = self.act.precision.findData("auto")
-            self.act.precision.setItemText(i, f"Auto ({auto})")
-            self.act.precision.setItemData(i, f"On this CPU Auto runs {auto}; on a CUDA GPU, FP16.",
-                                           Qt.ItemDataRole.ToolTipRole)
-
-    def _on_preloaded(self, reason: str) -> None:
-        """The start-up preload ended; on failure the label says so (a request will retry and
-        report the error where the user asked for something)."""
-        if reason and not self._closing and self.device_label.text() == "Loading models…":
-            self.device_label.setText("Models not loaded")
-            self.device_label.setToolTip(reason)
+def apply_capabilities(device_combo, precision_combo, caps: dict, device_setting: str) -> None:
+    """What the worker found on this machine, in the toolbar's choices: Apple MPS when present,
+    what Auto precision means on this CPU."""
+    if caps.get("mps") and device_combo.findData(MPS_ITEM[0]) < 0:
+        device_combo.insertItem(device_combo.findData("cpu"), MPS_ITEM[1], MPS_ITEM[0])
+        if device_setting == MPS_ITEM[0]:
+            device_combo.setCurrentIndex(device_combo.findData(MPS_ITEM[0]))
+    auto = PRECISION_LABELS.get(caps.get("auto_precision", ""), "")
+    if auto:  # what Auto means on this machine's CPU (a GPU uses FP16)
+        i = precision_combo.findData("auto")
+        precision_combo.setItemText(i, f"Auto ({auto})")
+        precision_combo.setItemData(i, f"On this CPU Auto runs {auto}; on a CUDA GPU, FP16.",
+                                    Qt.ItemDataRole.ToolTipRole)

@@ -1,6 +1,6 @@
 """The one long-lived background worker: loads models once, runs the page pipeline.
 
-`Worker` lives on a QThread owned by the main window (`WorkerHost` sets that up). Requests
+`Worker` lives on a QThread owned by the main window (`ReadingHost` sets that up). Requests
 arrive as queued signals; every result carries the request id so the window drops stale ones.
 Each request has its own `threading.Event`; setting it stops the work between crops and decode
 steps (app.errors.Cancelled). Heavy imports (torch, ultralytics, app.ocr model code) happen
@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from app.errors import Cancelled, UserError
 from app.logs import SHOWN
-from app.ui.common.threads import worker_thread
+from app.ui.common.worker_host import WorkerHost
 
 log = logging.getLogger(__name__)
 
@@ -255,42 +255,19 @@ class Worker(QObject):
         self.blocks_read.emit(req.req_id, req.names[0], list(blocks))
 
 
-@dataclass
-class LiveRequest:
-    """A submitted request not finished yet: what the window asked for (`context`) and whether its
-    results are still `wanted` (False once cancelled or once another source is open)."""
+class ReadingHost(WorkerHost):
+    """The reading worker's host (app.ui.common.worker_host): its thread `hayai-worker`, the one
+    registry of live requests, plus the worker's configuration and preload."""
 
-    request: Request
-    context: dict
-    wanted: bool = True
-
-
-class WorkerHost(QObject):
-    """Owns the worker's QThread and the one registry of live requests (`live`): submit, cancel,
-    stop (cancel + quit + a bounded wait).
-
-    A request stays in `live` from `submit` until the worker says it finished; then
-    `request_finished(id, status, context)` is emitted. Cancelling marks results unwanted at once
-    (the window drops them) but the entry stays until the worker is done with it, so progress and
-    Cancel show as long as anything runs."""
-
-    submit_request = Signal(object)
     submit_config = Signal(object)
     submit_preload = Signal()
-    request_finished = Signal(int, str, object)  # request id, "done" | "cancelled" | "failed", context
 
     def __init__(self, parent=None):
-        super().__init__(parent)
-        self.worker = Worker()
-        self.thread = worker_thread(self.worker, "hayai-worker")
-        self.submit_request.connect(self.worker.handle, Qt.ConnectionType.QueuedConnection)
-        self.submit_config.connect(self.worker.configure, Qt.ConnectionType.QueuedConnection)
-        self.submit_preload.connect(self.worker.preload, Qt.ConnectionType.QueuedConnection)
-        self.thread.finished.connect(self.worker.close_source, Qt.ConnectionType.DirectConnection)
-        self.worker.finished.connect(self._on_finished)
-        self._next_id = 0
-        self.live: dict[int, LiveRequest] = {}
-        self.thread.start()
+        worker = Worker()
+        super().__init__(worker, "hayai-worker", worker.close_source, parent)
+        self.submit_config.connect(worker.configure, Qt.ConnectionType.QueuedConnection)
+        self.submit_preload.connect(worker.preload, Qt.ConnectionType.QueuedConnection)
+        self.start()
 
     def configure(self, config: WorkerConfig) -> None:
         self.submit_config.emit(config)
@@ -301,44 +278,5 @@ class WorkerHost(QObject):
 
     def submit(self, kind: str, source_path: str, context: dict | None = None, **fields) -> int:
         """Queue a request; returns its id. `context` is the caller's, handed back when it finishes."""
-        self._next_id += 1
-        req = Request(self._next_id, kind, source_path, cancel=threading.Event(), **fields)
-        self.live[req.req_id] = LiveRequest(req, dict(context or {}, kind=kind))
-        self.submit_request.emit(req)
-        return req.req_id
-
-    def cancel(self, req_id: int | None = None, quiet: bool = False) -> None:
-        """Cancel one request, or all live ones: the worker stops at its next check and their
-        results from now on are unwanted. `quiet`: their end is not reported to the user either
-        (another source is open now); `context["quiet"]` says so to whoever handles the end."""
-        for rid, live in self.live.items():
-            if req_id is None or rid == req_id:
-                live.request.cancel.set()
-                live.wanted = False
-                if quiet:
-                    live.context["quiet"] = True
-
-    def wanted(self, req_id: int) -> bool:
-        """True while results of `req_id` should be applied (live, not cancelled)."""
-        live = self.live.get(req_id)
-        return live is not None and live.wanted
-
-    def context(self, req_id: int) -> dict | None:
-        live = self.live.get(req_id)
-        return live.context if live is not None else None
-
-    def busy(self) -> bool:
-        """True while any request is live (also a cancelled one still winding down)."""
-        return bool(self.live)
-
-    def _on_finished(self, req_id: int, status: str) -> None:
-        live = self.live.pop(req_id, None)
-        if live is not None:
-            self.request_finished.emit(req_id, status, live.context)
-
-    def stop(self, timeout_ms: int = 30000) -> bool:
-        """At exit: cancel everything, stop the thread and wait for it at most `timeout_ms`;
-        True when it stopped (False: it is still inside a step that cannot be interrupted)."""
-        self.cancel()
-        self.thread.quit()
-        return self.thread.wait(timeout_ms)
+        return self.submit_built(lambda rid, cancel: Request(rid, kind, source_path, cancel=cancel, **fields),
+                                 context)

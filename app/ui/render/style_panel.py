@@ -96,6 +96,12 @@ class StylePanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._syncing = False
+        self._make_style_fields()
+        self._make_removal_and_mask_fields()
+        self._lay_out()
+        self._connect()
+
+    def _make_style_fields(self) -> None:
         self.target = QLabel("Project default")
         self.target.setWordWrap(True)
         self.font_box = FontBox()
@@ -121,6 +127,8 @@ class StylePanel(QWidget):
         self.reset = QPushButton("Reset to the project's style")
         self.fit = QLabel("")
         self.fit.setWordWrap(True)
+
+    def _make_removal_and_mask_fields(self) -> None:
         self.engine = QComboBox()
         for key, label in ENGINES:
             self.engine.addItem(label, key)
@@ -135,6 +143,7 @@ class StylePanel(QWidget):
         self.mask_reset = QPushButton("Automatic mask")
         self.mask_reset.setToolTip("Drop the brush strokes of the selected block")
 
+    def _lay_out(self) -> None:
         form = QFormLayout()
         form.addRow("Font", self.font_box)
         sizes = QHBoxLayout()
@@ -166,6 +175,7 @@ class StylePanel(QWidget):
         lay.addLayout(mask)
         lay.addStretch(1)
 
+    def _connect(self) -> None:
         self.font_box.activated.connect(self._on_font)
         self.min_size.valueChanged.connect(lambda v: self._emit("min_size", v))
         self.max_size.valueChanged.connect(lambda v: self._emit("max_size", v))

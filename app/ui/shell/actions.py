@@ -15,7 +15,7 @@ from app.ui.reading.device_status import fill_device_combos
 # (action name, label, shortcut) for the help dialog and the menus
 SHORTCUTS = [
     ("open_folder", "Open folder…", "Ctrl+O"),
-    ("open_archive", "Open archive…", "Ctrl+Shift+O"),
+    ("open_archive", "Open archive or .mokuro…", "Ctrl+Shift+O"),
     ("save", "Save project", "Ctrl+S"),
     ("next_page", "Next page", "PgDown"),
     ("prev_page", "Previous page", "PgUp"),
@@ -52,6 +52,19 @@ NEEDS_PROJECT = ("save", "next_page", "prev_page", "run_page", "run_all", "draw"
 
 def build(w) -> SimpleNamespace:
     """Create actions, menus and the toolbar of MainWindow `w`; returns the actions by name."""
+    a = _make_actions(w)
+    _connect_actions(w, a)
+    mb = w.menuBar()
+    _file_menu(w, a, mb)
+    _edit_menu(a, mb)
+    _view_menu(w, a, mb)
+    _run_models_help_menus(w, a, mb)
+    _toolbars(w, a)
+    return a
+
+
+def _make_actions(w) -> SimpleNamespace:
+    """The actions of SHORTCUTS, with their keys; the canvas-only keys act on the page only."""
     a = SimpleNamespace()
     for name, label, keys in SHORTCUTS:
         act = QAction(label, w)
@@ -68,7 +81,11 @@ def build(w) -> SimpleNamespace:
     a.run_page.setText("Read page")
     a.run_all.setText("Read all")
     a.cancel.setEnabled(False)
+    return a
 
+
+def _connect_actions(w, a: SimpleNamespace) -> None:
+    """Each action to the window's `action_<name>`; undo / redo to the undo stack."""
     for name in ("open_folder", "open_archive", "save", "next_page", "prev_page", "run_page", "run_all",
                  "cancel", "next_block", "prev_block", "edit_inline", "reread", "delete", "merge",
                  "zoom_in", "zoom_out", "fit_page", "fit_width", "actual_size", "toggle_overlay", "help"):
@@ -83,7 +100,8 @@ def build(w) -> SimpleNamespace:
     a.undo.setEnabled(False)
     a.redo.setEnabled(False)
 
-    mb = w.menuBar()
+
+def _file_menu(w, a: SimpleNamespace, mb) -> None:
     m = mb.addMenu("&File")
     m.addActions([a.open_folder, a.open_archive])
     w.recent_menu = m.addMenu("Open &recent")
@@ -102,6 +120,8 @@ def build(w) -> SimpleNamespace:
     m.addSeparator()
     m.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
 
+
+def _edit_menu(a: SimpleNamespace, mb) -> None:
     m = mb.addMenu("&Edit")
     m.addActions([a.undo, a.redo])
     m.addSeparator()
@@ -109,6 +129,8 @@ def build(w) -> SimpleNamespace:
     m.addSeparator()
     m.addActions([a.next_block, a.prev_block])
 
+
+def _view_menu(w, a: SimpleNamespace, mb) -> None:
     m = mb.addMenu("&View")
     group = QActionGroup(w)
     a.overlay_actions = {}
@@ -129,6 +151,8 @@ def build(w) -> SimpleNamespace:
     m.addSeparator()
     m.addActions([a.next_page, a.prev_page])
 
+
+def _run_models_help_menus(w, a: SimpleNamespace, mb) -> None:
     m = mb.addMenu("&Run")
     m.addActions([a.run_page, a.run_all, a.cancel, a.draw])
 
@@ -145,6 +169,9 @@ def build(w) -> SimpleNamespace:
     a.open_log_folder = m.addAction("Open log folder", open_log_folder)
     m.addAction("About Hayai Desktop", w.action_about)
 
+
+def _toolbars(w, a: SimpleNamespace) -> None:
+    """The main toolbar (actions) and, on a row of its own, the reading settings' boxes."""
     tb = QToolBar("Main", w)
     tb.setObjectName("main_toolbar")
     w.addToolBar(tb)
@@ -182,7 +209,6 @@ def build(w) -> SimpleNamespace:
                          ("Detector", a.detector), ("Order", a.order)):
         settings_tb.addWidget(QLabel(f" {label} "))
         settings_tb.addWidget(combo)
-    return a
 
 
 def refresh_icons(w, a: SimpleNamespace | None = None) -> None:

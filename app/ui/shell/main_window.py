@@ -13,9 +13,7 @@ from PySide6.QtGui import QImage, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
     QInputDialog,
-    QLabel,
     QMainWindow,
-    QProgressBar,
     QVBoxLayout,
     QWidget,
 )
@@ -28,23 +26,22 @@ from app.ui.common.screens import install_dialog_fitter, place_window, scrollabl
 from app.ui.common.threads import track_pool
 from app.ui.common.widgets import ElidedLabel, breakable
 from app.ui.editor.block_panel import BlockPanel
-from app.ui.editor.canvas import PageView
+from app.ui.editor.canvas import Mode, PageView
 from app.ui.editor.document_model import DocumentModel
 from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
 from app.ui.editor.page_list import PageList
 from app.ui.editor.undo import push_edit
 from app.ui.editor.undo_keys import UndoKeyRouter
-from app.ui.reading.device_status import DeviceStatusMixin
-from app.ui.reading.run_control import RunMixin
-from app.ui.reading.run_stats import RunStats
-from app.ui.reading.worker import WorkerConfig, WorkerHost
+from app.ui.reading import device_status
+from app.ui.reading.controller import ReadingController
 from app.ui.render import controller as render_ui
 from app.ui.shell import actions, session
 from app.ui.shell.preferences import SettingsWriter
+from app.ui.shell.reader_export import ReaderExporter
 from app.ui.shell.window_actions import ActionsMixin
 
 
-class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
+class MainWindow(ActionsMixin, QMainWindow):
     """Emits `run_finished(status)` when a detection/OCR run ends (tests, smoke test)."""
 
     run_finished = Signal(str)  # done | cancelled | failed
@@ -52,6 +49,29 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
 
     def __init__(self, settings: AppSettings | None = None, settings_path=None):
         super().__init__()
+        self._init_state(settings, settings_path)
+        self._build_page_area()
+        self._build_status_bar()
+        self.act = actions.build(self)
+        actions.update_enabled(self)
+        self.doc.project_reset.connect(lambda: actions.update_enabled(self))
+        self._load_toolbar_from_settings()
+        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
+        self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
+        self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
+        self._start_reading_worker()
+        from app.ui.translate.control import TranslationControl
+
+        self.translation = TranslationControl(self)
+        self._connect_editing()
+        session.refresh_recent_menu(self)
+        scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
+        place_window(self)  # run_gui restores the last geometry over this
+        install_dialog_fitter()
+        self.update_model_banner()
+
+    def _init_state(self, settings: AppSettings | None, settings_path) -> None:
+        """Settings, the document, the undo history, the page-image pool, run bookkeeping."""
         from PySide6.QtCore import QThreadPool
 
         self.settings = settings or AppSettings()
@@ -73,15 +93,17 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self._image_signals = ImageJobSignals(self)
         self._image_signals.loaded.connect(self._on_image_loaded)
         self._image_signals.failed.connect(self._on_image_failed)
-        self._run_id = 0
-        self._run_started = 0.0
-        self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.reading.run_stats)
         self._restored_unsaved = False
+        self.read_only: str | None = None  # why the open project is not saved (another writer, newer file)
+        self._lock = None  # app.core.project_lock.ProjectLock of the open project
+        self._journal = None  # app.core.edit_journal.EditJournal of the open project
         self._closing = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
         self.stopped_cleanly = True  # False when shutdown() left work running
         self.last_error = ""
 
+    def _build_page_area(self) -> None:
+        """The canvas under the two notice bars, the Pages and Blocks docks."""
         self.setWindowTitle("Hayai Desktop")
         self.setAcceptDrops(True)
         self.view = PageView()
@@ -108,43 +130,33 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
                          [210, 340], Qt.Orientation.Horizontal)
 
+    def _build_status_bar(self) -> None:
         self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
-        self.progress.hide()
-        self.device_label = QLabel("Models not loaded")
+        self.reading = ReadingController(self, self)  # runs, drawn boxes, re-reads, the device in use
+        self.host = self.reading.host  # the reading worker's registry of live requests
+        self.progress, self.device_label = self.reading.progress, self.reading.device_label
         self.statusBar().addWidget(self.status_label, 1)
         self.warning_button = log_bridge.install(self)  # the app's warnings, from any thread
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.device_label)
 
-        self.act = actions.build(self)
-        actions.update_enabled(self)
-        self.doc.project_reset.connect(lambda: actions.update_enabled(self))
-        self._load_toolbar_from_settings()
-        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
-        self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
-
-        self.host = WorkerHost(self)
-        w = self.host.worker
-        w.models_loading.connect(self._on_models_loading)
-        self.connect_device_signals()
-        w.page_read.connect(self._on_page_read)
-        w.region_read.connect(self._on_region_read)
-        w.blocks_read.connect(self._on_blocks_read)
-        w.progressed.connect(self._on_progress)
-        w.failed.connect(self._on_failed)
-        self.host.request_finished.connect(self._on_finished)
+    def _start_reading_worker(self) -> None:
+        """The reading controller's run ends and findings to the window, its configuration."""
+        self.reading.run_finished.connect(self.run_finished)
+        self.reading.capabilities_found.connect(
+            lambda caps: device_status.apply_capabilities(self.act.device, self.act.precision, caps,
+                                                          self.settings.device))
         self.configure_worker()
-        from app.ui.translate.control import TranslationControl
 
-        self.translation = TranslationControl(self)
-
+    def _connect_editing(self) -> None:
+        """Undo keys in the editors; the canvas, the block panel and the page list to the edits."""
         self.undo_keys = UndoKeyRouter(self)  # Ctrl+Z reaches the project's history from the editors too
         for editor in (self.panel.text_edit, self.panel.translation_edit):
             self.undo_keys.watch(editor, self.panel.typing)
         self.undo_keys.watch(self.view, self.view.inline_edit_pending)
         self.doc.page_changed.connect(self._on_page_changed)
+        self.doc.page_changed.connect(lambda name: session.journal_page(self, name))
+        self.doc.project_changed.connect(lambda _what: session.journal_fields(self))
         self.doc.page_revealed.connect(self.show_page)
         self.page_list.page_activated.connect(self.show_page)
         self.view.block_selected.connect(self._on_canvas_selection)
@@ -163,11 +175,6 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.autosave_timer = QTimer(self, singleShot=True, interval=1500, timeout=self.autosave)
         self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
         self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
-        session.refresh_recent_menu(self)
-        scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
-        place_window(self)  # run_gui restores the last geometry over this
-        install_dialog_fitter()
-        self.update_model_banner()
 
     # --- settings and toolbar -------------------------------------------------------------------
     def _load_toolbar_from_settings(self) -> None:
@@ -216,10 +223,46 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.configure_worker()
 
     def configure_worker(self) -> None:
-        s = self.settings
-        self.host.configure(WorkerConfig(model=s.model, detector=s.detector, device=s.device,
-                                         precision=s.precision, patches=s.patches, order=s.order,
-                                         overrides=dict(self.pipeline_overrides)))
+        self.reading.configure(self.settings, self.pipeline_overrides)
+
+    # --- reading (app.ui.reading.controller) ----------------------------------------------------
+    def run_pages(self, names: list[str]) -> int:
+        """Detect + read `names` in the worker; returns the request id (0 when nothing to do)."""
+        return self.reading.run_pages(names)
+
+    def _on_box_drawn(self, box) -> None:
+        if self.current:
+            self.reading.read_box(self.current, box)
+
+    def reread(self, block_ids: list[str], page: str | None = None) -> None:
+        page = page or self.current
+        if page:
+            self.reading.reread(block_ids, page)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.reading.preload_once()  # imports and model loads start in the worker at once
+
+    # --- what the feature controllers use (app.ui.editor.port.EditorWindow) ---------------------
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    def show_status(self, message: str) -> None:
+        self.status_label.setText(message)
+
+    def record_error(self, message: str) -> None:
+        self.last_error = message
+
+    def select_block(self, block_id: str) -> None:
+        self.view.select_block(block_id)
+        self.panel.select_block(block_id)
+
+    def flush_editors(self) -> None:
+        self.panel.flush()
+
+    def update_cancel(self) -> None:
+        self.act.cancel.setEnabled(self.view.mode is Mode.DRAW or self.reading.busy() or self.translation.busy())
 
     def update_model_banner(self) -> None:
         session.update_model_banner(self)
@@ -251,10 +294,8 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self._images[name] = image
         while len(self._images) > 4:
             self._images.pop(next(iter(self._images)))
-        if self.doc.has_page(name):
-            page = self.doc.page(name)
-            if (page.width, page.height) != (w, h):
-                self.doc.project.pages[self.doc.project.page_index(name)] = replace(page, width=w, height=h)
+        if self.doc.has_page(name) and (self.doc.page(name).width, self.doc.page(name).height) != (w, h):
+            self.doc.set_page_size(name, w, h)
         if name == self.current and req_id == self._image_req:
             self.view.set_image(image)
             self.view.show_page(self.doc.page(name))
@@ -366,7 +407,8 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         name = src.rsplit("/", 1)[-1] if src else ""
         page = f" — {self.current}" if self.current else ""
         star = "*" if self.is_dirty() else ""
-        self.setWindowTitle(f"{star}{name}{page} — Hayai Desktop" if name else "Hayai Desktop")
+        ro = " [read-only]" if self.read_only else ""
+        self.setWindowTitle(f"{star}{name}{ro}{page} — Hayai Desktop" if name else "Hayai Desktop")
 
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
@@ -402,8 +444,10 @@ class MainWindow(ActionsMixin, RunMixin, DeviceStatusMixin, QMainWindow):
         self.log_bridge.close()
         self.autosave_timer.stop()
         self._image_pool.clear()
-        self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.host.stop,
+        self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.reading.stop,
                                         self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
+                                        self.reader_exporter.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
+        session.close_writer(self)  # the journal closed, the project's lock released
         return self.stopped_cleanly

@@ -48,16 +48,16 @@ class ActionsMixin:
         self.run_pages(todo)
 
     def action_cancel(self) -> None:
-        if self.view.mode is Mode.DRAW and not self.host.busy():
+        if self.view.mode is Mode.DRAW and not self.reading.busy():
             self.act.draw.setChecked(False)
             return
-        self.host.cancel()
+        self.reading.cancel()
         self.translation.cancel()
         self.status_label.setText("Cancelling…")
 
     def action_draw(self, on: bool) -> None:
         self.view.set_mode(Mode.DRAW if on else Mode.SELECT)
-        self.act.cancel.setEnabled(on or self.host.busy())  # Esc also leaves draw mode
+        self.act.cancel.setEnabled(on or self.reading.busy())  # Esc also leaves draw mode
         if on:
             self.status_label.setText("Draw mode: drag a box around text to read it (B or Esc to leave).")
 

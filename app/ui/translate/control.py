@@ -29,15 +29,33 @@ SHORTCUTS = [
 class GlossaryCommand(QUndoCommand):
     """The project's glossary replaced (undoable like page edits)."""
 
-    def __init__(self, project, before: list, after: list):
+    def __init__(self, doc, before: list, after: list):
         super().__init__("edit glossary")
-        self.project, self.before, self.after = project, list(before), list(after)
+        self.doc, self.project, self.before, self.after = doc, doc.project, list(before), list(after)
 
     def redo(self) -> None:
-        self.project.glossary = list(self.after)
+        if self.doc.project is self.project:
+            self.doc.set_glossary(self.after)
 
     def undo(self) -> None:
-        self.project.glossary = list(self.before)
+        if self.doc.project is self.project:
+            self.doc.set_glossary(self.before)
+
+
+class MemoryCommand(QUndoCommand):
+    """The project's story memory replaced (a run's proposals, or an edit in the Memory panel)."""
+
+    def __init__(self, doc, before, after, text: str = "edit story memory"):
+        super().__init__(text)
+        self.doc, self.project, self.before, self.after = doc, doc.project, before, after
+
+    def redo(self) -> None:
+        if self.doc.project is self.project:
+            self.doc.set_memory(self.after)
+
+    def undo(self) -> None:
+        if self.doc.project is self.project:
+            self.doc.set_memory(self.before)
 
 
 class TranslationControl(QObject):
@@ -47,13 +65,14 @@ class TranslationControl(QObject):
     def __init__(self, w):
         super().__init__(w)
         self.w = w
+        self._insecure_ok: set[str] = set()  # servers the user let a key reach over plain http://
         self.host = TranslateHost(self)
         worker = self.host.worker
         worker.page_translated.connect(self._on_page)
         worker.progressed.connect(self._on_progress)
         worker.probed.connect(self._on_probed)
         worker.failed.connect(self._on_failed)
-        worker.finished.connect(self._on_finished)
+        self.host.request_finished.connect(self._on_finished)
         self.run_id = 0
         self._run: dict = {}
         self._dialog = None
@@ -120,6 +139,9 @@ class TranslationControl(QObject):
             else:
                 ok = dialog.exec() == dialog.DialogCode.Accepted
                 values, key = dialog.values(), dialog.typed_key()
+                tied = dialog.tied_env()
+                if ok and tied is not None:
+                    keys.tie_env_key(values["translation_provider"], values["translation_base_url"], tied)
         finally:
             self.probe_finished.disconnect(self._show_probe)
             self._dialog = None
@@ -134,15 +156,40 @@ class TranslationControl(QObject):
         self.host.worker.close_translator() if not self.host.busy() else None
         return True
 
+    def key_may_go(self, settings, key: str | None = None) -> bool:
+        """A key is never sent in clear to another machine without the user's yes (asked once per
+        server while the app runs; app.core.keys.check_transport)."""
+        from app.core import keys
+        from app.translate.base import server_label
+
+        if settings.provider == "offline":
+            return True
+        if key is None:
+            key = keys.find_key(settings.provider, settings.base_url).key
+        if not keys.insecure_url(settings.provider, settings.base_url, key):
+            return True
+        server = server_label(settings.base_url)
+        if server in self._insecure_ok:
+            return True
+        if self.w.questions.insecure_key(self.w, server):
+            self._insecure_ok.add(server)
+            return True
+        self.w.show_notice("warning", f"Nothing was sent to {server}: the API key would travel unencrypted "
+                           "(http://). Use an https:// address in Translation settings.")
+        return False
+
     def probe(self, settings, key: str | None = None) -> int:
         """Test connection (on the worker): lists the models, or says why it failed."""
+        if not self.key_may_go(settings, key):
+            return 0
         rid = self.host.submit("probe", settings, key=key)
         if self._dialog is not None:
             self._dialog.test_result.setText("Connecting…")
         return rid
 
-    def _on_probed(self, _rid: int, lines: list) -> None:
-        self.probe_finished.emit(list(lines))
+    def _on_probed(self, rid: int, lines: list) -> None:
+        if self.host.wanted(rid):
+            self.probe_finished.emit(list(lines))
 
     def _show_probe(self, result) -> None:
         if self._dialog is None:
@@ -186,10 +233,15 @@ class TranslationControl(QObject):
         if accepted:
             self.set_glossary(dialog.entries())
 
+    def set_memory(self, memory, text: str = "edit story memory") -> None:
+        project = self.w.doc.project
+        if project is not None and memory != project.memory:
+            self.w.undo_stack.push(MemoryCommand(self.w.doc, project.memory, memory, text))
+
     def set_glossary(self, entries) -> None:
         project = self.w.doc.project
         if project is not None and list(entries) != list(project.glossary):
-            self.w.undo_stack.push(GlossaryCommand(project, project.glossary, list(entries)))
+            self.w.undo_stack.push(GlossaryCommand(self.w.doc, project.glossary, list(entries)))
 
     # --- runs -------------------------------------------------------------------------------
     def busy(self) -> bool:
@@ -250,13 +302,15 @@ class TranslationControl(QObject):
         w.panel.flush()
         project = w.doc.project
         snapshot = Project(source=project.source, pages=list(project.pages), order=project.order,
-                           glossary=list(project.glossary))
+                           glossary=list(project.glossary), memory=project.memory)
         file_entries, note = self._file_glossary()
         if note.startswith("Glossary file not used"):
             w.show_notice("warning", note)
         settings = translator_settings_from(w.settings)
+        if not self.key_may_go(settings):
+            return 0
         options = TranslateOptions(context_pages=settings.context_pages, retranslate=retranslate,
-                                   replace_edited=replace_edited)
+                                   replace_edited=replace_edited, memory=settings.memory)
         rid = self.host.submit("pages", settings, project=snapshot, names=tuple(names),
                                glossary=tuple(merge(project.glossary, file_entries)), options=options)
         self.run_id = rid
@@ -277,15 +331,16 @@ class TranslationControl(QObject):
             self.status.setText("Cancelling translation…")
 
     def abandon(self) -> None:
-        """Another source is open: cancel the run. What it still sends is dropped (its pages are
-        not this source's, even when their names match); its end only hides the progress."""
+        """Another source is open: cancel the run, quietly. What it still sends is dropped (its
+        pages are not this source's, even when their names match); its end only hides the progress."""
         if self.busy():
-            self.host.cancel()
-            self._run["abandoned"] = True
+            self.host.cancel(quiet=True)
 
     def _live(self, rid: int) -> bool:
-        """Results of `rid` belong on the open source (its run, not abandoned, window open)."""
-        return rid == self.run_id and not self.w._closing and not self._run.get("abandoned")
+        """Results of `rid` are applied: the current run, still wanted (not cancelled, not a run
+        of the source open before), the window open. Results that arrive after Cancel are dropped,
+        as the reading worker's are."""
+        return rid == self.run_id and self.host.wanted(rid) and not self.w._closing
 
     def _on_progress(self, rid: int, p) -> None:
         if not self._live(rid):
@@ -293,7 +348,8 @@ class TranslationControl(QObject):
         self.progress.setRange(0, max(1, p.pages_total))
         self.progress.setValue(p.pages_done)
         failed = f" · {p.failed} with problems" if p.failed else ""
-        self.status.setText(f"Translating {p.pages_done}/{p.pages_total}{failed}")
+        tokens = f" · page {p.current}: {p.tokens} tokens" if p.current and p.tokens else ""
+        self.status.setText(f"Translating {p.pages_done}/{p.pages_total}{failed}{tokens}")
 
     def _on_page(self, rid: int, outcome) -> None:
         w = self.w
@@ -301,35 +357,39 @@ class TranslationControl(QObject):
             return
         run = self._run
         run["done"] += 1
-        if outcome.texts:
+        if outcome.texts or outcome.untranslated:
             texts, name, rep = dict(outcome.texts), outcome.name, run["replace_edited"]
-            w.edit(lambda p: edits.apply_machine_translations(p, texts, outcome.translator, rep),
+            echoes = dict(outcome.untranslated)
+            w.edit(lambda p: edits.apply_machine_translations(p, texts, outcome.translator, rep, untranslated=echoes),
                    f"translate {name}", page=name)
             run["blocks"] += len(texts)
             w.autosave()  # what arrived is on disk at once
-        problem = outcome.error or (f"no translation for {len(outcome.missing)} block(s)" if outcome.missing else "")
-        if outcome.skipped and not outcome.skipped.startswith("not read"):
-            problem = outcome.skipped
-        if problem:
-            run["problems"].append(f"{outcome.name}: {problem}")
+        if outcome.memory is not None:
+            self.set_memory(outcome.memory, f"story memory from {outcome.name}")
+            w.autosave()
+        if outcome.problem:
+            run["problems"].append(f"{outcome.name}: {outcome.summary()}")
 
     def _on_failed(self, rid: int, message: str) -> None:
-        if rid in self.host.pending and self.host.pending[rid].kind == "probe":
-            self.probe_finished.emit(message)
+        ctx = self.host.context(rid)
+        if ctx is not None and ctx["kind"] == "probe":
+            if self.host.wanted(rid):
+                self.probe_finished.emit(message)
             return
         if self._live(rid):
             self.last_error = message
             w = self.w
             w.show_notice("error", message)
 
-    def _on_finished(self, rid: int, status: str) -> None:
+    def _on_finished(self, rid: int, status: str, ctx: dict) -> None:
+        """From the host's registry, once the worker is done with `rid` (wanted or not)."""
         if rid != self.run_id or self.w._closing:
             return
         run = self._run
         self.progress.hide()
         self.act.cancel.setEnabled(False)
         self.w.act.cancel.setEnabled(self.w.host.busy())
-        if run.get("abandoned"):  # a run of the source that was open before this one
+        if ctx.get("quiet"):  # a run of the source that was open before this one
             self.status.hide()
             self.run_id = 0
             self.run_finished.emit(status)
@@ -358,6 +418,9 @@ def _key_state(provider: str, base_url: str) -> str:
     from app.core import keys
 
     found = keys.find_key(provider, base_url)
+    if found.withheld and not found.key:
+        hosts = ", ".join(keys.OWN_HOSTS.get(found.withheld, ())) or "its provider"
+        return f"${found.withheld} is set but goes only to {hosts}: type a key for this server, or tick below."
     keyring_note = ("stored in the system keyring" if keys.keyring_available() else
                     f"no system keyring here: a key typed above is saved in {keys.key_file()}, readable only by you")
     if found.where.startswith("env:"):

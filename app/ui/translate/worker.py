@@ -1,7 +1,8 @@
 """The translation worker: a long-lived QObject on its own QThread (network waits and MarianMT
 never block the OCR worker or the window). It keeps one translator per settings (a MarianMT
 model loads once), reads the API key itself (keyring can be slow), runs app.core.translation
-and reports each page as it is done. Requests carry ids and a cancel Event, as in app.ui.reading.worker.
+and reports each page as it is done. Requests carry ids and a cancel Event; `TranslateHost` is the same host as the reading worker's
+(app.ui.common.worker_host).
 """
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import threading
 import traceback
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from app.errors import Cancelled, UserError
-from app.ui.common.threads import worker_thread
+from app.ui.common.worker_host import WorkerHost
 
 
 @dataclass(frozen=True)
@@ -91,13 +92,18 @@ class TranslateWorker(QObject):
             translator.close()
 
     def _pages(self, req: TranslateRequest) -> None:
-        from app.core.translation import translate_pages
+        from app.core.translation import PageImages, translate_pages
 
         translator = self._translator_for(req.settings, None)
-        for outcome in translate_pages(req.project, translator, req.names, req.glossary, req.options,
-                                       progress=lambda p: self.progressed.emit(req.req_id, p),
-                                       cancel=req.cancel.is_set):
-            self.page_translated.emit(req.req_id, outcome)
+        images = PageImages(req.project.source) if req.settings.page_image != "off" else None
+        try:
+            for outcome in translate_pages(req.project, translator, req.names, req.glossary, req.options,
+                                           progress=lambda p: self.progressed.emit(req.req_id, p),
+                                           cancel=req.cancel.is_set, page_image=images):
+                self.page_translated.emit(req.req_id, outcome)
+        finally:
+            if images is not None:
+                images.close()
 
     @Slot()
     def close_translator(self) -> None:
@@ -107,41 +113,15 @@ class TranslateWorker(QObject):
             self._key = None
 
 
-class TranslateHost(QObject):
-    """Owns the worker's thread: submit, cancel, stop (cancel + quit + wait)."""
-
-    submit_request = Signal(object)
+class TranslateHost(WorkerHost):
+    """The translation worker's host (app.ui.common.worker_host): its own thread
+    `hayai-translate`, the same registry of live requests and cancel as the reading worker's."""
 
     def __init__(self, parent=None):
-        super().__init__(parent)
-        self.worker = TranslateWorker()
-        self.thread = worker_thread(self.worker, "hayai-translate")
-        self.submit_request.connect(self.worker.handle, Qt.ConnectionType.QueuedConnection)
-        self.thread.finished.connect(self.worker.close_translator, Qt.ConnectionType.DirectConnection)
-        self.worker.finished.connect(self._on_finished)
-        self._next = 0
-        self.pending: dict[int, TranslateRequest] = {}
-        self.thread.start()
+        worker = TranslateWorker()
+        super().__init__(worker, "hayai-translate", worker.close_translator, parent)
+        self.start()
 
-    def submit(self, kind: str, settings, **fields) -> int:
-        self._next += 1
-        req = TranslateRequest(self._next, kind, settings, **fields)
-        self.pending[req.req_id] = req
-        self.submit_request.emit(req)
-        return req.req_id
-
-    def cancel(self, req_id: int | None = None) -> None:
-        for rid, req in self.pending.items():
-            if req_id is None or rid == req_id:
-                req.cancel.set()
-
-    def busy(self, kind: str | None = None) -> bool:
-        return any(kind is None or r.kind == kind for r in self.pending.values())
-
-    def _on_finished(self, req_id: int, _status: str) -> None:
-        self.pending.pop(req_id, None)
-
-    def stop(self, timeout_ms: int = 30000) -> bool:
-        self.cancel()
-        self.thread.quit()
-        return self.thread.wait(timeout_ms)
+    def submit(self, kind: str, settings, context: dict | None = None, **fields) -> int:
+        return self.submit_built(lambda rid, cancel: TranslateRequest(rid, kind, settings, cancel=cancel, **fields),
+                                 context)

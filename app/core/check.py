@@ -1,0 +1,187 @@
+"""The consistency check of a translated volume: what a reader would notice.
+
+Kinds of finding (one row each, in page and reading order):
+- `inconsistent`: the same source line (whitespace ignored, app.core.tm.normalise) translated
+  differently elsewhere; every block that differs from the line's most frequent translation.
+- `name`: a glossary entry, or a character or term of the story memory with its target, whose
+  source occurs in the block while the translation does not use the target.
+- `untranslated`: the machine's answer looked untranslated (`Block.looks_untranslated`), or the
+  translation is the source itself.
+- `below_min`: typeset below the style's minimum size; `clipped`: did not fit at all and is cut
+  to the bubble. Both from the layout the export letters (app.render.page.PageRenderer: the same
+  harmonised sizes), so they need the page images.
+
+The GUI's Consistency panel and `hayai-desktop check` both call `check_project`. No Qt.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from app.core.document import Block, Page, Project
+from app.core.tm import normalise
+from app.errors import Cancelled
+from app.translate.base import GlossaryEntry
+
+KINDS = ("inconsistent", "name", "untranslated", "below_min", "clipped")
+LABELS = {"inconsistent": "translated differently", "name": "name not used", "untranslated": "looks untranslated",
+          "below_min": "below minimum size", "clipped": "clipped"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    page: str  # page name
+    block: str  # block id
+    order: int  # the block's number on its page
+    kind: str  # one of KINDS
+    detail: str
+
+    def line(self) -> str:
+        return f"{self.page}\t{self.order}\t{self.kind}\t{self.detail}"
+
+
+def _blocks(project: Project) -> Iterable[tuple[Page, Block]]:
+    for page in project.pages:
+        for b in sorted(page.blocks, key=lambda b: b.order):
+            yield page, b
+
+
+def _short(text: str, n: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def inconsistent(project: Project) -> list[Finding]:
+    groups: dict[str, list[tuple[Page, Block]]] = {}
+    for page, b in _blocks(project):
+        if b.display_text.strip() and b.translation.strip():
+            groups.setdefault(normalise(b.display_text), []).append((page, b))
+    out = []
+    for members in groups.values():
+        counts = Counter(b.translation.strip() for _p, b in members)
+        if len(counts) < 2:
+            continue
+        usual, _n = counts.most_common(1)[0]
+        first = next((p, b) for p, b in members if b.translation.strip() == usual)
+        for page, b in members:
+            if b.translation.strip() != usual:
+                out.append(Finding(page.name, b.id, b.order, "inconsistent",
+                                   f"“{_short(b.display_text)}” is “{_short(b.translation)}” here, “{_short(usual)}” "
+                                   f"on {first[0].name} block {first[1].order}"))
+    return out
+
+
+def name_entries(project: Project, glossary: Sequence[GlossaryEntry] = ()) -> list[GlossaryEntry]:
+    """The names and terms whose translation is known: the glossary given, the project's, and
+    the story memory's characters and terms with a target (first one wins)."""
+    from app.translate.glossary import merge
+
+    return [e for e in merge(list(glossary), project.glossary, project.memory.glossary()) if e.target.strip()]
+
+
+def names_not_used(project: Project, glossary: Sequence[GlossaryEntry] = ()) -> list[Finding]:
+    from app.translate.glossary import occurs
+
+    entries = name_entries(project, glossary)
+    out = []
+    for page, b in _blocks(project):
+        if not b.translation.strip():
+            continue
+        for e in entries:
+            if occurs(e.source, b.display_text) and e.target.casefold() not in b.translation.casefold():
+                out.append(Finding(page.name, b.id, b.order, "name",
+                                   f"“{e.source}” should be “{e.target}”: “{_short(b.translation)}”"))
+    return out
+
+
+def untranslated(project: Project) -> list[Finding]:
+    out = []
+    for page, b in _blocks(project):
+        if b.looks_untranslated:
+            out.append(Finding(page.name, b.id, b.order, "untranslated",
+                               f"the answer “{_short(b.machine_translation)}” is not a translation; translate it again"))
+        elif b.translation.strip() and normalise(b.translation) == normalise(b.display_text) \
+                and any(ord(c) > 0x2e7f for c in b.display_text):
+            out.append(Finding(page.name, b.id, b.order, "untranslated",
+                               f"the translation is the source “{_short(b.display_text)}”"))
+    return out
+
+
+def check_text(project: Project, glossary: Sequence[GlossaryEntry] = ()) -> list[Finding]:
+    """The checks that need no page image."""
+    return [*inconsistent(project), *names_not_used(project, glossary), *untranslated(project)]
+
+
+def layout_findings(page: Page, image, project: Project, options=None) -> list[Finding]:
+    """Blocks of `page` lettered below their minimum size or clipped, as the export letters
+    them (the translation text mode)."""
+    from app.core.rendering import RenderOptions, render_blocks
+    from app.render.page import PageRenderer
+
+    options = options or RenderOptions()
+    renderer = PageRenderer(image, None, options.lang, options.target_lang)  # no cleaning: no engine
+    out = []
+    for b in renderer.harmonise(render_blocks(page, project.style, options, project.sizes)):
+        layer = renderer.layer(b) if b.text.strip() else None
+        if layer is None or layer.layout.fits:
+            continue
+        if layer.layout.overflow:
+            out.append(Finding(page.name, b.id, b.order, "clipped",
+                               f"does not fit even at {layer.layout.size} px and is cut to the bubble; shorten the "
+                               "translation or enlarge the box"))
+        else:
+            out.append(Finding(page.name, b.id, b.order, "below_min",
+                               f"set at {layer.layout.size} px, below the minimum {b.style.min_size} px"))
+    return out
+
+
+def check_layout(project: Project, load_image: Callable[[str], object], options=None,
+                 cancel: Callable[[], bool] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> tuple[list[Finding], list[tuple[str, str]]]:
+    """Layout findings of every page with a translation; `load_image(name)` gives its image
+    (UserError / OSError: the page is skipped and named). Returns (findings, skipped)."""
+    from app.errors import UserError
+
+    pages = [p for p in project.pages if any(b.translation.strip() for b in p.blocks)]
+    out, skipped = [], []
+    for i, page in enumerate(pages):
+        if cancel is not None and cancel():
+            raise Cancelled()
+        try:
+            image = load_image(page.name)
+        except (UserError, OSError) as exc:
+            skipped.append((page.name, str(exc)))
+            continue
+        out.extend(layout_findings(page, image, project, options))
+        if progress is not None:
+            progress(i + 1, len(pages))
+    return out, skipped
+
+
+def sort_findings(project: Project, findings: Iterable[Finding]) -> list[Finding]:
+    index = {p.name: i for i, p in enumerate(project.pages)}
+    return sorted(findings, key=lambda f: (index.get(f.page, 1 << 30), f.order, KINDS.index(f.kind)))
+
+
+def check_project(project: Project, glossary: Sequence[GlossaryEntry] = (), layout: bool = True, options=None,
+                  cancel=None, progress=None) -> tuple[list[Finding], list[tuple[str, str]]]:
+    """Every finding of the project, in page and reading order, and the pages whose image could
+    not be read for the layout check (name, why)."""
+    findings = check_text(project, glossary)
+    skipped: list[tuple[str, str]] = []
+    if layout:
+        from app.core.sources import open_source
+        from app.errors import UserError
+
+        try:
+            source = open_source(project.source)
+        except (UserError, OSError) as exc:
+            skipped = [("*", f"{project.source}: the pages cannot be opened ({exc}); the layout was not checked")]
+        else:
+            try:
+                more, skipped = check_layout(project, source.load, options, cancel, progress)
+                findings += more
+            finally:
+                source.close()
+    return sort_findings(project, findings), skipped
