@@ -17,7 +17,7 @@ Each request takes the next behaviour from `script` (then `default`):
   context_exceeded (400 "exceeds the available context size" while the request holds more than
   one page or more than `max_segments` segments), echo (every segment copied back),
   echo_request (the request's JSON repeated, no answer), nostream (a plain response even when
-  streaming is asked for).
+  streaming is asked for), oracle (each segment answered with `oracle[its text]`).
 A request with "stream": true gets server-sent events, one chunk per `chunk_chars` characters
 of the answer, with usage in a last chunk (llama.cpp and OpenAI do the same).
 It checks `Authorization: Bearer <key>` (401 otherwise, echoing the key's first characters
@@ -167,6 +167,7 @@ class FakeLLM(_Base):
     chunk_delay: float = 0.0  # seconds between streamed chunks
     max_segments: int = 10**6  # context_exceeded: the most segments a request may hold
     n_ctx: int | None = None  # served as llama.cpp's GET /props when set
+    oracle: dict = field(default_factory=dict)  # behaviour "oracle": source text -> the answer to give
 
     def __post_init__(self):
         _Base.__init__(self, _LLMHandler)
@@ -365,6 +366,9 @@ class _LLMHandler(_Handler):
                 items.append({"id": last["id"] + "x", "text": last["text"]})
         if behaviour == "echo":
             items = [{"id": s["id"], "text": s["text"]} for s in page["segments"]]
+        if behaviour == "oracle":
+            items = [{"id": s["id"], "text": self.server.owner.oracle.get(s["text"], s["text"])}
+                     for s in page["segments"]]
         content = json.dumps({"translations": items}, ensure_ascii=False)
         if behaviour == "fence":
             content = f"Sure! Here is the translation:\n```json\n{content}\n```\nLet me know if you need more."
