@@ -76,15 +76,19 @@ def _dumps(data) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def context_messages(context: Sequence[ContextPage], source_lang: str = "", target_lang: str = "en") -> list[dict]:
+def context_messages(context: Sequence[ContextPage], source_lang: str = "", target_lang: str = "en",
+                     answers: dict[str, str] | None = None) -> list[dict]:
     """Each earlier page as the request it was (the same page message, byte for byte, so the
-    server's prompt cache serves it) and the answer it got."""
+    server's prompt cache serves it) and the answer it got: `answers[page name]`, the model's
+    own words when the caller kept them (the cache holds those too), else the translations in
+    the answer format."""
     out = []
     for page in context:
         ids = request_ids(len(page.pairs))
         out.append(page_message([(i, s) for i, (s, _t) in zip(ids, page.pairs, strict=True)], source_lang,
                                 target_lang, page.name))
-        out.append({"role": "assistant", "content": _dumps({
+        raw = (answers or {}).get(page.name)
+        out.append({"role": "assistant", "content": raw if raw is not None else _dumps({
             "translations": [{"id": i, "text": t} for i, (_s, t) in zip(ids, page.pairs, strict=True)]})})
     return out
 
@@ -105,13 +109,15 @@ def page_message(segments: Sequence[tuple[str, str]], source_lang: str, target_l
     if glossary:
         body["glossary"] = [{"source": g.source, "target": g.target, **({"note": g.note} if g.note else {})}
                             for g in glossary]
+    if note:
+        body["note"] = note
+    body["segments"] = [{"id": i, "text": t} for i, t in segments]
+    # after the segments: the same message without them (as the page goes later, as context)
+    # then shares everything up to here with the server's cache
     if memory:
         body["memory"] = memory
     if examples:
         body["examples"] = [{"source": a, "target": b} for a, b in examples]
-    if note:
-        body["note"] = note
-    body["segments"] = [{"id": i, "text": t} for i, t in segments]
     if image_url:
         return {"role": "user", "content": [{"type": "text", "text": _dumps(body)},
                                             {"type": "image_url", "image_url": {"url": image_url}}]}
@@ -121,11 +127,12 @@ def page_message(segments: Sequence[tuple[str, str]], source_lang: str, target_l
 def build_messages(segments: Sequence[tuple[str, str]], context: Sequence[ContextPage], glossary: Sequence[GlossaryEntry],
                    source_lang: str, target_lang: str, page_name: str = "", note: str = "",
                    memory: dict | None = None, examples: Sequence[tuple[str, str]] = (), image_url: str = "",
-                   ask_memory: bool = False, images: bool = False) -> list[dict]:
+                   ask_memory: bool = False, images: bool = False, answers: dict[str, str] | None = None
+                   ) -> list[dict]:
     """system (task, rules, glossary) -> context pages oldest first -> the page (with the story
     memory, examples and image): what does not change from page to page comes first."""
     return [system_message(source_lang, target_lang, glossary, memory=ask_memory, image=images),
-            *context_messages(context, source_lang, target_lang),
+            *context_messages(context, source_lang, target_lang, answers),
             page_message(segments, source_lang, target_lang, page_name, (), note, memory, examples, image_url)]
 
 

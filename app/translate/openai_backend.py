@@ -108,6 +108,7 @@ class _Page:
     error: TranslationError | None = None
     memory: dict | None = None  # the first "memory" object an answer of the page brought
     image_sent: bool = False
+    raw: tuple[str, dict[str, str]] | None = None  # the first answer, word for word, and its texts
 
 
 @dataclass
@@ -146,6 +147,9 @@ class OpenAITranslator:
         self._anchor: str | None = None  # the first context page of the previous request (cache)
         self._glossary: list[GlossaryEntry] = []  # every entry sent in this run, first seen first
         self._extras = _Extras()
+        # page name -> (the model's answer, word for word, and the ids' texts it gave): a page
+        # answered in one request goes as context with that answer, which the server's cache holds
+        self._answers: dict[str, tuple[str, dict[str, str]]] = {}
         self._loop = asyncio.new_event_loop()
         self._client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
                                           timeout=self._http_timeout())
@@ -201,6 +205,10 @@ class OpenAITranslator:
         except TranslationError as exc:
             state.error = exc
         missing_rids = [r for r in ids if r not in state.texts]
+        if state.raw is not None and state.requests == 1 and not missing_rids and page_name:
+            self._answers[page_name] = state.raw
+        else:
+            self._answers.pop(page_name, None)
         if state.error is not None and not state.texts:
             raise state.error
         reasons = {by_rid[r].id: state.reasons.get(r) or ("looks untranslated" if r in state.untranslated else
@@ -262,7 +270,8 @@ class OpenAITranslator:
             x = self._extras
             messages = contract.build_messages([(r, by_rid[r].text) for r in todo], context, self._glossary,
                                                s.source_lang, s.target_lang, page_name, note, x.memory,
-                                               x.examples, x.image_url, x.ask_memory, bool(x.image_url))
+                                               x.examples, x.image_url, x.ask_memory, bool(x.image_url),
+                                               self._own_answers(context))
             try:
                 reply = self._request(messages, todo, [by_rid[r].text for r in todo], cancel, on_tokens, state)
             except _LengthRefused as exc:
@@ -284,6 +293,8 @@ class OpenAITranslator:
             answer = contract.read_answer(reply.text, todo)
             if answer.memory is not None and state.memory is None:
                 state.memory = answer.memory
+            if rounds == 1 and not note and todo == rids:
+                state.raw = (reply.text, dict(answer.texts))
             if not answer.ok:
                 state.notes.append(f"answer {state.requests} was not the JSON asked for: {_snippet(reply.text)}")
             if answer.unknown:
@@ -331,6 +342,19 @@ class OpenAITranslator:
         for r in todo:
             state.reasons[r] = f"longer than the server's context even alone ({_short(why)})"
         state.notes.append(f"block(s) {', '.join(todo)} are longer than the server's context on their own")
+
+    def _own_answers(self, context: Sequence[ContextPage]) -> dict[str, str]:
+        """The model's own answers of the context pages that still hold exactly what it said."""
+        out = {}
+        for page in context:
+            kept = self._answers.get(page.name)
+            if kept is None:
+                continue
+            raw, texts = kept
+            ids = contract.request_ids(len(page.pairs))
+            if [texts.get(i) for i in ids] == [t for _s, t in page.pairs]:
+                out[page.name] = raw
+        return out
 
     def _context_window(self, context: Sequence[ContextPage], texts: list[str]) -> list[ContextPage]:
         """The previous pages to send: at least the last `context_pages`, and the earlier ones of
