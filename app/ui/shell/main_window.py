@@ -60,9 +60,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()
-        from app.ui.translate.control import TranslationControl
-
-        self.translation = TranslationControl(self)
+        self._add_translation()
         self._connect_editing()
         session.refresh_recent_menu(self)
         scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
@@ -147,6 +145,24 @@ class MainWindow(ActionsMixin, QMainWindow):
             lambda caps: device_status.apply_capabilities(self.act.device, self.act.precision, caps,
                                                           self.settings.device))
         self.configure_worker()
+
+    def _add_translation(self) -> None:
+        """The translation controller; its menu before Help, its button after Draw box, its status
+        widgets, the block panel's Restore of a machine translation."""
+        from PySide6.QtWidgets import QToolBar
+
+        from app.ui.translate.control import TranslationController
+
+        self.translation = tr = TranslationController(self, self)
+        menu = self.menuBar().addMenu("&Translate")
+        self.menuBar().insertMenu(self.menuBar().actions()[-2], menu)  # before Help
+        for action in tr.act.menu:
+            menu.addSeparator() if action is None else menu.addAction(action)
+        toolbar = self.findChild(QToolBar, "main_toolbar")
+        toolbar.insertAction(toolbar.actions()[toolbar.actions().index(self.act.draw) + 1], tr.act.toolbar)
+        for widget in tr.status_widgets:
+            self.statusBar().addPermanentWidget(widget)
+        self.panel.translation_restore_requested.connect(tr.restore)
 
     def _connect_editing(self) -> None:
         """Undo keys in the editors; the canvas, the block panel and the page list to the edits."""

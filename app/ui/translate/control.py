@@ -2,7 +2,9 @@
 glossary dialogs, runs on the translation worker with progress / cancel / resume, results
 applied as undoable edits (and autosaved at once), the block panel's machine translation.
 
-`TranslationControl(window)` owns all of it; the window only creates it and forwards Cancel.
+`TranslationController(window)` owns all of it. It talks to the window through the document model
+and `TranslationWindow` (app.ui.editor.port's EditorWindow and the few things translation adds);
+the window places its menu, toolbar button and status widgets, and forwards Cancel.
 Nothing is sent anywhere before the user chose a backend in Translation settings: the first
 Translate opens that dialog.
 """
@@ -10,14 +12,16 @@ from __future__ import annotations
 
 import time
 from types import SimpleNamespace
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
-from PySide6.QtWidgets import QLabel, QMessageBox, QProgressBar, QStyle, QToolBar
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QProgressBar, QStyle
 
 from app.core import edits
 from app.errors import UserError
 from app.translate.base import GlossaryEntry
+from app.ui.editor.port import EditorWindow
 from app.ui.translate.worker import TranslateHost
 
 SHORTCUTS = [
@@ -58,12 +62,25 @@ class MemoryCommand(QUndoCommand):
             self.doc.set_memory(self.before)
 
 
-class TranslationControl(QObject):
+class TranslationWindow(EditorWindow, Protocol):
+    """What translation uses of the window besides EditorWindow."""
+
+    questions: object  # app.ui.common.dialogs.Questions: the answers given ahead (tests) and the dialogs' parent
+    undo_stack: object  # QUndoStack: the glossary's undoable changes
+
+    def update_settings(self, **changes) -> None: ...
+
+    def selected_ids(self) -> list[str]: ...
+
+    def autosave(self) -> None: ...
+
+
+class TranslationController(QObject):
     run_finished = Signal(str)  # done | cancelled | failed (tests)
     probe_finished = Signal(object)  # list of lines, or an error message
 
-    def __init__(self, w):
-        super().__init__(w)
+    def __init__(self, w: TranslationWindow, parent=None):
+        super().__init__(parent)
         self.w = w
         self._insecure_ok: set[str] = set()  # servers the user let a key reach over plain http://
         self.host = TranslateHost(self)
@@ -83,42 +100,37 @@ class TranslationControl(QObject):
         self.progress.setFormat("translating %v/%m")
         for widget in (self.status, self.progress):
             widget.hide()
-            w.statusBar().addPermanentWidget(widget)
+        self.status_widgets = (self.status, self.progress)  # the window puts them in its status bar
         self.act = self._build_actions()
-        w.panel.translation_restore_requested.connect(self._restore)
 
     # --- menus ------------------------------------------------------------------------------
     def _build_actions(self) -> SimpleNamespace:
-        w = self.w
+        """The actions; `menu` (the Translate menu's, in order, None a separator) and `toolbar`
+        (Translate page) say where the window puts them."""
         a = SimpleNamespace()
         for name, label, keys in SHORTCUTS:
-            act = QAction(label, w)
+            act = QAction(label, self._parent_widget())
             act.setShortcut(QKeySequence(keys))
             setattr(a, name, act)
         a.translate_page.setText("Translate page")
         a.translate_page.setToolTip("Machine-translate this page (Ctrl+T)")
-        a.translate_page.setIcon(w.style().standardIcon(QStyle.StandardPixmap.SP_BrowserReload))
+        a.translate_page.setIcon(QApplication.style().standardIcon(QStyle.StandardPixmap.SP_BrowserReload))
         a.translate_page.triggered.connect(self.translate_current)
         a.translate_all.triggered.connect(self.translate_all)
-        a.retranslate_page = QAction("Translate page again, replacing my own translations", w)
+        a.retranslate_page = QAction("Translate page again, replacing my own translations", self._parent_widget())
         a.retranslate_page.triggered.connect(lambda: self.translate_current(replace_edited=True))
-        a.cancel = QAction("Cancel translation", w)
+        a.cancel = QAction("Cancel translation", self._parent_widget())
         a.cancel.setEnabled(False)
         a.cancel.triggered.connect(self.cancel)
-        a.settings = QAction("Translation settings…", w)
+        a.settings = QAction("Translation settings…", self._parent_widget())
         a.settings.triggered.connect(self.open_settings)
-        a.glossary = QAction("Glossary…", w)
+        a.glossary = QAction("Glossary…", self._parent_widget())
         a.glossary.triggered.connect(self.open_glossary)
-        a.add_term = QAction("Add the selected block to the glossary…", w)
+        a.add_term = QAction("Add the selected block to the glossary…", self._parent_widget())
         a.add_term.triggered.connect(lambda: self.open_glossary(from_block=True))
-        menu = w.menuBar().addMenu("&Translate")
-        w.menuBar().insertMenu(w.menuBar().actions()[-2], menu)  # before Models / Help
-        menu.addActions([a.translate_page, a.translate_all, a.retranslate_page, a.cancel])
-        menu.addSeparator()
-        menu.addActions([a.glossary, a.add_term, a.settings])
-        toolbar = w.findChild(QToolBar, "main_toolbar")
-        if toolbar is not None:
-            toolbar.insertAction(toolbar.actions()[toolbar.actions().index(w.act.draw) + 1], a.translate_page)
+        a.menu = [a.translate_page, a.translate_all, a.retranslate_page, a.cancel, None,
+                  a.glossary, a.add_term, a.settings]
+        a.toolbar = a.translate_page
         return a
 
     # --- settings and glossary --------------------------------------------------------------
@@ -127,7 +139,7 @@ class TranslationControl(QObject):
         from app.core import keys
         from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
-        dialog = TranslationSettingsDialog(self.w.settings, _key_state, self.w)
+        dialog = TranslationSettingsDialog(self.w.settings, _key_state, self._parent_widget())
         dialog.test_button.clicked.connect(lambda: self.probe(dialog.translator_settings(), dialog.typed_key()))
         self._dialog = dialog
         self.probe_finished.connect(self._show_probe)
@@ -223,7 +235,7 @@ class TranslationControl(QObject):
             block = w.doc.page(w.current).block(ids[0])
             block_text = block.display_text if block else ""
         _entries, note = self._file_glossary()
-        dialog = GlossaryDialog(w.doc.project.glossary, note, block_text, w)
+        dialog = GlossaryDialog(w.doc.project.glossary, note, block_text, self._parent_widget())
         if from_block and block_text:
             dialog.add_row(GlossaryEntry(block_text, ""))
         self.glossary_dialog = dialog
@@ -274,12 +286,16 @@ class TranslationControl(QObject):
             return self.start([p.name for p in w.doc.project.pages if p.processed], retranslate=True)
         return self.start(todo)
 
+    def _parent_widget(self):
+        """The dialogs' parent: the window the controller belongs to."""
+        return self.parent()
+
     def _ask_again(self) -> bool:
         answers = self.w.questions.answers
         if "translate_again" in answers:
             return bool(answers["translate_again"])
         answer = QMessageBox.question(
-            self.w, "Translate all pages again?",
+            self._parent_widget(), "Translate all pages again?",
             "Every page that has been read is translated already. Translate them all again? Translations "
             "you edited by hand are kept (Translate > Translate page again replaces them, page by page).",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
@@ -299,7 +315,7 @@ class TranslationControl(QObject):
             return 0
         if not w.settings.translation_provider and not self.open_settings():
             return 0  # no backend chosen: nothing is sent anywhere
-        w.panel.flush()
+        w.flush_editors()
         project = w.doc.project
         snapshot = Project(source=project.source, pages=list(project.pages), order=project.order,
                            glossary=list(project.glossary), memory=project.memory)
@@ -322,7 +338,7 @@ class TranslationControl(QObject):
         self.status.setText(f"Translating {len(names)} page(s)…")
         self.status.show()
         self.act.cancel.setEnabled(True)
-        w.act.cancel.setEnabled(True)
+        w.update_cancel()
         return rid
 
     def cancel(self) -> None:
@@ -340,7 +356,7 @@ class TranslationControl(QObject):
         """Results of `rid` are applied: the current run, still wanted (not cancelled, not a run
         of the source open before), the window open. Results that arrive after Cancel are dropped,
         as the reading worker's are."""
-        return rid == self.run_id and self.host.wanted(rid) and not self.w._closing
+        return rid == self.run_id and self.host.wanted(rid) and not self.w.closing
 
     def _on_progress(self, rid: int, p) -> None:
         if not self._live(rid):
@@ -383,12 +399,12 @@ class TranslationControl(QObject):
 
     def _on_finished(self, rid: int, status: str, ctx: dict) -> None:
         """From the host's registry, once the worker is done with `rid` (wanted or not)."""
-        if rid != self.run_id or self.w._closing:
+        if rid != self.run_id or self.w.closing:
             return
         run = self._run
         self.progress.hide()
         self.act.cancel.setEnabled(False)
-        self.w.act.cancel.setEnabled(self.w.host.busy())
+        self.w.update_cancel()
         if ctx.get("quiet"):  # a run of the source that was open before this one
             self.status.hide()
             self.run_id = 0
@@ -405,7 +421,8 @@ class TranslationControl(QObject):
         self.run_id = 0
         self.run_finished.emit(status)
 
-    def _restore(self, block_id: str) -> None:
+    def restore(self, block_id: str) -> None:
+        """The block panel's Restore: the machine translation back over a hand edit (undoable)."""
         self.w.edit(lambda p: edits.restore_translation(p, block_id), "restore machine translation")
 
     def stop(self, timeout_ms: int = 30000) -> bool:
