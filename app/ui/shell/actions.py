@@ -135,7 +135,7 @@ def _edit_menu(a: SimpleNamespace, mb) -> None:
 
 
 def _view_menu(w, a: SimpleNamespace, mb) -> None:
-    m = mb.addMenu("&View")
+    m = w.view_menu = mb.addMenu("&View")
     group = QActionGroup(w)
     a.overlay_actions = {}
     for key, label in (("text", "Boxes and text"), ("boxes", "Boxes only"), ("none", "Page only")):
