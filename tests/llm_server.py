@@ -168,6 +168,7 @@ class FakeLLM(_Base):
     max_segments: int = 10**6  # context_exceeded: the most segments a request may hold
     n_ctx: int | None = None  # served as llama.cpp's GET /props when set
     oracle: dict = field(default_factory=dict)  # behaviour "oracle": source text -> the answer to give
+    answer_model: str = ""  # the model the answers name ("" = the one asked for)
 
     def __post_init__(self):
         _Base.__init__(self, _LLMHandler)
@@ -401,7 +402,8 @@ class _LLMHandler(_Handler):
         message = {"role": "assistant", "content": content}
         if thoughts:
             message["reasoning_content"] = thoughts
-        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                "model": self.server.owner.answer_model or body["model"],
                 "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": estimate_tokens(content),
                           "total_tokens": prompt + estimate_tokens(content)}}

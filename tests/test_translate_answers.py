@@ -91,9 +91,12 @@ def test_a_refused_first_request_is_sent_again_with_less_and_remembered(fake_llm
     result = tr.translate_page(SEGMENTS)
     tr.close()
     assert dict(result.texts) == EXPECTED
+    assert len(fake_llm.chats()) == 2  # one refused, then the one that worked: the refusal's own cause removed
     last = fake_llm.chats()[-1].body
     for key, value in expect.items():
         assert last.get(key) == value
+    if refusal == "refuse_temperature":  # only the temperature went: the schema stays
+        assert last["response_format"]["type"] == "json_schema"
     saved = json.loads((tmp_path / "caps.json").read_text())
     assert list(saved) == [f"{fake_llm.base_url}|test-model"]
     # the next run starts with what worked: no refused request first
@@ -213,6 +216,12 @@ def test_tokens_are_counted_as_they_arrive(fake_llm):
     tr.close()
     assert dict(result.texts) == EXPECTED
     assert len(seen) > 10 and seen == sorted(seen) and result.first_token_s > 0
+
+
+def test_blocks_are_labelled_with_the_model_that_answered(fake_llm):
+    fake_llm.answer_model = "served-model-q4"
+    result, tr = one_page(fake_llm)
+    assert result.translator == f"served-model-q4 @ {fake_llm.base_url}" and tr.name == result.translator
 
 
 def test_cancel_stops_mid_stream(fake_llm):

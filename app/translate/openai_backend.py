@@ -215,7 +215,7 @@ class OpenAITranslator:
             error=str(state.error) if state.error is not None else "",
             fatal=bool(state.error is not None and state.error.fatal), translator=self.name,
             cached_tokens=state.cached, first_token_s=state.first_token_s, reasons=reasons,
-            memory=memory_from_dict(state.memory, by_user=False) if state.memory else None,
+            memory=_proposed_memory(state.memory, [s.text for s in segments]) if state.memory else None,
             image_sent=state.image_sent)
 
     def takes_images(self) -> bool:
@@ -658,6 +658,16 @@ class OpenAITranslator:
             return self.list_models()
         except TranslationError:
             return []
+
+
+def _proposed_memory(raw: dict, texts: Sequence[str]) -> StoryMemory | None:
+    """The model's memory proposals, keeping only the names and terms written on the page (a
+    small model invents entries, or names them after the request's ids)."""
+    memory = memory_from_dict(raw, by_user=False)
+    joined = "\n".join(texts)
+    memory = replace(memory, characters=tuple(c for c in memory.characters if c.source in joined),
+                     terms=tuple(t for t in memory.terms if t.source in joined))
+    return None if memory.empty else memory
 
 
 def _is_loopback(url: str) -> bool:
