@@ -4,14 +4,16 @@ from __future__ import annotations
 from typing import Protocol
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
 from app.ui.editor.port import EditorWindow
+from app.ui.script.find import FindBar
 from app.ui.script.model import ScriptModel
 from app.ui.script.view import ScriptView
 
 SHORTCUT = "Ctrl+Shift+L"
+FIND, REPLACE = "Ctrl+F", "Ctrl+H"
 
 
 class ScriptWindow(EditorWindow, Protocol):
@@ -46,4 +48,13 @@ def attach(window: ScriptWindow) -> ScriptView:
 
     view.block_chosen.connect(choose)
     view.dock, view.toggle = dock, toggle
+    bar = view.find_bar = FindBar(window, view)
+    view.layout().insertWidget(0, bar)
+    find = view.find_action = QAction("&Find in the volume…", window)
+    find.setShortcut(QKeySequence(FIND))
+    find.triggered.connect(lambda: bar.open(False))
+    rep = view.replace_action = QAction("&Replace in the volume…", window)
+    rep.setShortcut(QKeySequence(REPLACE))
+    rep.triggered.connect(lambda: bar.open(True))
+    window.addActions([find, rep])
     return view

@@ -56,7 +56,7 @@ def build(w) -> SimpleNamespace:
     _connect_actions(w, a)
     mb = w.menuBar()
     _file_menu(w, a, mb)
-    _edit_menu(a, mb)
+    w.edit_menu = _edit_menu(a, mb)
     _view_menu(w, a, mb)
     _run_models_help_menus(w, a, mb)
     _toolbars(w, a)
@@ -125,13 +125,14 @@ def _file_menu(w, a: SimpleNamespace, mb) -> None:
     m.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
 
 
-def _edit_menu(a: SimpleNamespace, mb) -> None:
+def _edit_menu(a: SimpleNamespace, mb):
     m = mb.addMenu("&Edit")
     m.addActions([a.undo, a.redo])
     m.addSeparator()
     m.addActions([a.edit_inline, a.reread, a.delete, a.merge])
     m.addSeparator()
     m.addActions([a.next_block, a.prev_block])
+    return m
 
 
 def _view_menu(w, a: SimpleNamespace, mb) -> None:

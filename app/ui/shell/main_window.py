@@ -61,6 +61,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.script = script_ui.attach(self)  # the Script dock: every block of the volume
         self.view_menu.addSeparator()
         self.view_menu.addAction(self.script.toggle)
+        self.edit_menu.addSeparator()
+        self.edit_menu.addActions([self.script.find_action, self.script.replace_action])
         self.view.block_selected.connect(lambda bid: self.script.show_block(self.current, bid) if bid else None)
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
