@@ -212,3 +212,17 @@ def test_a_volume_that_knows_things_is_not_overwritten(tmp_path):
     assert not start_volume(project, series)
     assert project.glossary == [GlossaryEntry("ユキ", "Snow")] and project.memory.empty
     assert memory_of(project, [("x", "y")]).exact("x") == "y"
+
+
+def test_replacing_the_users_translations_asks_the_model_not_the_memory(fake_llm):
+    from app.core.translation import TranslateOptions
+
+    project = make_project()
+    project.pages[0] = set_translation(project.pages[0], "b1", "My own line")
+    translator = fresh_translator(fake_llm)
+    try:
+        outcomes = list(translate_pages(project, translator, names=["001.png"], tm=memory_of(project),
+                                        options=TranslateOptions(retranslate=True, replace_edited=True)))
+    finally:
+        translator.close()
+    assert outcomes[0].page.blocks[0].translation == fake_translate(PAGES[0][0])

@@ -29,6 +29,7 @@ class TranslateRequest:
     glossary: tuple = ()
     options: object = None  # app.core.translation.TranslateOptions
     key: str | None = None  # a key typed in the dialog and not stored yet (probe only)
+    tm: object = None  # app.core.tm.TranslationMemory of the run (exact repeats filled from it), or None
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
@@ -97,7 +98,7 @@ class TranslateWorker(QObject):
         translator = self._translator_for(req.settings, None)
         for outcome in translate_pages(req.project, translator, req.names, req.glossary, req.options,
                                        progress=lambda p: self.progressed.emit(req.req_id, p),
-                                       cancel=req.cancel.is_set):
+                                       cancel=req.cancel.is_set, tm=req.tm):
             self.page_translated.emit(req.req_id, outcome)
 
     @Slot()
