@@ -35,6 +35,7 @@ SUBCOMMANDS = {
     "batch": "app.commands.batch",
     "export": "app.commands.export",
     "check": "app.commands.check",
+    "eval-translation": "app.commands.eval_translation",
 }
 
 

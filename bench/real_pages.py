@@ -12,6 +12,9 @@ order). The annotated text boxes go in as detections of a text detector (kind "t
   (IoU >= 0.5): precision, recall, pages with several panels found as one; how often the
   finder says it is sure;
 - dropped: annotated text boxes that no block covers (the false-block filter dropped them);
+- direction: the writing direction from the ink (app.detect.direction) on the annotated boxes
+  whose shape says it (one line of 2+ characters, much taller than wide or wider than tall;
+  the data has no direction field), also on the short lines of 2-3 characters;
 - bubbles: for each text box, the bubble found around it (`app.detect.bubbles`, when there):
   share of boxes with a bubble, and of those, the share whose bubble contains the box and
   stays inside the annotated panel it belongs to.
@@ -100,7 +103,8 @@ class Book:
         self.f = {k: 0.0 for k in (
             "pages", "order_pages", "exact", "exact_pagewide", "exact_truth_panels", "tau", "tau_pagewide",
             "tau_truth_panels", "truth_panels", "found_panels", "matched_panels", "merged_pages", "sure_pages",
-            "text_boxes", "dropped", "with_bubble", "bubble_ok")}
+            "text_boxes", "dropped", "with_bubble", "bubble_ok", "dir_boxes", "dir_right", "dir_short",
+            "dir_short_right")}
         self.failures: list[str] = []
 
     def add(self, key: str, v: float = 1.0) -> None:
@@ -125,6 +129,8 @@ class Book:
             "pages_panels_merged": int(f["merged_pages"]), "pages_panels_sure": int(f["sure_pages"]),
             "text_boxes": int(f["text_boxes"]), "dropped": int(f["dropped"]),
             "with_bubble": int(f["with_bubble"]), "bubble_ok": int(f["bubble_ok"]),
+            "direction": f["dir_right"] / max(1.0, f["dir_boxes"]), "direction_boxes": int(f["dir_boxes"]),
+            "direction_short": f["dir_short_right"] / max(1.0, f["dir_short"]), "direction_short_boxes": int(f["dir_short"]),
         }
 
 
@@ -181,6 +187,19 @@ def run_page(book: Book, data: Path, page: dict, order: str, draw: Path | None) 
         book.add("tau_truth_panels", kendall_tau(tp))
         if not exact:
             book.failures.append(f"{page['page_index']}: {ranks} dropped {dropped}")
+    # writing direction, where the box's shape says it (see _shape_direction)
+    from app.detect.direction import writing_direction
+
+    for t, ann in zip(truth, page["text"], strict=True):
+        want = _shape_direction(t, ann.get("text_ja", ""))
+        if want is None:
+            continue
+        got = writing_direction(gray, t)
+        book.add("dir_boxes")
+        book.add("dir_right", got is want)
+        if len(_chars(ann.get("text_ja", ""))) <= 3:
+            book.add("dir_short")
+            book.add("dir_short_right", got is want)
     # bubbles
     for t in truth:
         b = _bubble(gray, t)
@@ -194,6 +213,29 @@ def run_page(book: Book, data: Path, page: dict, order: str, draw: Path | None) 
         book.add("bubble_ok", contains and inside)
     if draw is not None:
         _draw(draw / f"{book.name}_{page['page_index']:03d}.png", image, regions, found, sure, frames)
+
+
+TALL, WIDE = 1.2, 1.8  # a box this much taller than wide holds vertical text, this much wider horizontal
+
+
+def _chars(text: str) -> str:
+    return "".join(c for c in text if not c.isspace())
+
+
+def _shape_direction(box: tuple, text: str) -> bool | None:
+    """The writing direction that the annotated box's shape says, where it clearly says one
+    (OpenMantra has no direction field): Japanese text of 2+ characters in a box TALL times
+    taller than wide is set vertically, in a box WIDE times wider than tall horizontally (a
+    proxy: checked by eye on the two dev books; squarish boxes and single characters: None)."""
+    n = len(_chars(text))
+    w, h = box[2] - box[0], box[3] - box[1]
+    if n < 2 or w <= 0 or h <= 0:
+        return None
+    if h >= TALL * w:
+        return True
+    if w >= WIDE * h:
+        return False
+    return None
 
 
 def _truth_panels_in_order(frames: list[tuple], order: str) -> list[tuple]:
@@ -258,6 +300,8 @@ ROWS = [
     ("pages the finder is sure of", lambda s: f"{s['pages_panels_sure']} of {s['pages']}"),
     ("text boxes dropped", lambda s: f"{s['dropped']} of {s['text_boxes']}"),
     ("bubble found / right", lambda s: f"{s['with_bubble']} / {s['bubble_ok']} of {s['text_boxes']}"),
+    ("direction right (tall/wide boxes)", lambda s: f"{100 * s['direction']:.1f} % of {s['direction_boxes']}"),
+    ("... of 2-3 characters", lambda s: f"{100 * s['direction_short']:.1f} % of {s['direction_short_boxes']}"),
 ]
 
 

@@ -32,25 +32,30 @@ from app.core.translation import TranslateOptions, translate_pages  # noqa: E402
 from app.translate import TranslatorSettings, make_translator  # noqa: E402
 from tests.llm_server import FakeLLM  # noqa: E402
 
+IMAGES: dict[str, object] = {}
+
 
 def synthetic_volume(n: int) -> Project:
     from tools.synth import generate_page
 
     pages = []
     for i in range(n):
-        _image, truth = generate_page(9090, i)
+        image, truth = generate_page(9090, i)
+        IMAGES[f"{i + 1:03d}.png"] = image
         blocks = tuple(Block(id=f"b{k + 1}", order=k + 1, kind=b.get("kind", "bubble"), box=tuple(b["box"]),
                              ocr_text=b["text"]) for k, b in enumerate(truth["blocks"]))
         pages.append(Page(name=f"{i + 1:03d}.png", blocks=blocks, processed=True))
     return Project(source="/bench", pages=pages)
 
 
-def run_stage(project, server, context_pages):
+def run_stage(project, server, context_pages, image: bool = False, memory: bool = False):
     tr = make_translator(TranslatorSettings(base_url=server.base_url, model="test-model", source_lang="ja",
-                                            context_pages=context_pages, max_retries=0), server.key)
+                                            context_pages=context_pages, max_retries=0,
+                                            page_image="on" if image else "off", memory=memory), server.key)
     server.seen.clear()
     start = time.perf_counter()
-    outcomes = list(translate_pages(project, tr, options=TranslateOptions(context_pages=context_pages)))
+    outcomes = list(translate_pages(project, tr, options=TranslateOptions(context_pages=context_pages, memory=memory),
+                                    page_image=IMAGES.get if image else None))
     took = time.perf_counter() - start
     tr.close()
     assert all(o.ok for o in outcomes), [o.error or o.missing for o in outcomes if not o.ok]
@@ -105,6 +110,23 @@ def main() -> None:
             n = len(outcomes)
             print(f"{ctx:>8} p {sum(o.requests for o in outcomes) / n:>14.2f} "
                   f"{sum(o.prompt_tokens for o in outcomes) / n:>16.0f} {sum(o.completion_tokens for o in outcomes) / n:>16.0f}")
+        print("\n1b. with the page image and the story memory (2 context pages; tokens estimated from the requests,")
+        print("    an image part counted as contract.IMAGE_TOKENS; JPEG size of the image part)")
+        from app.translate.contract import messages_tokens
+
+        print(f"{'image':>6} {'memory':>7} {'requests/page':>14} {'prompt tok/page':>16} {'answer tok/page':>16} "
+              f"{'image kB/page':>14}")
+        for image, memory in ((False, False), (False, True), (True, False), (True, True)):
+            outcomes, _ = run_stage(project, server, 2, image=image, memory=memory)
+            n = len(outcomes)
+            chats = server.chats()
+            prompt = sum(messages_tokens(c.body["messages"]) for c in chats) / n
+            kb = sum(len(p["image_url"]["url"]) * 3 / 4 / 1024 for c in chats
+                     for p in (c.body["messages"][-1]["content"] if isinstance(c.body["messages"][-1]["content"], list)
+                               else []) if p.get("type") == "image_url") / n
+            print(f"{'on' if image else 'off':>6} {'on' if memory else 'off':>7} "
+                  f"{sum(o.requests for o in outcomes) / n:>14.2f} {prompt:>16.0f} "
+                  f"{sum(o.completion_tokens for o in outcomes) / n:>16.0f} {kb:>14.1f}")
         print("\n2. time per page against the loopback server (median of 3 runs)")
         stage, bare = [], []
         for _ in range(3):

@@ -42,7 +42,8 @@ class LlamaServer:
         self.port = _free_port()
         self.log_path = (log_dir or Path("/tmp")) / f"llama-server-{self.port}.log"
         cmd = [str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
-               "-c", str(ctx), "-t", str(min(2, os.cpu_count() or 1)), "--parallel", "1", "--alias", ALIAS,
+               "-c", str(ctx), "-t", "1", "-tb", str(min(2, os.cpu_count() or 1)), "--poll", "0",
+               "--parallel", "1", "--alias", ALIAS,
                "--no-webui", *extra]
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -17,7 +17,7 @@ Each request takes the next behaviour from `script` (then `default`):
   context_exceeded (400 "exceeds the available context size" while the request holds more than
   one page or more than `max_segments` segments), echo (every segment copied back),
   echo_request (the request's JSON repeated, no answer), nostream (a plain response even when
-  streaming is asked for).
+  streaming is asked for), oracle (each segment answered with `oracle[its text]`).
 A request with "stream": true gets server-sent events, one chunk per `chunk_chars` characters
 of the answer, with usage in a last chunk (llama.cpp and OpenAI do the same).
 It checks `Authorization: Bearer <key>` (401 otherwise, echoing the key's first characters
@@ -90,6 +90,8 @@ class _Server(ThreadingHTTPServer):
 class _Base:
     def __init__(self, handler):
         self.seen: list[Seen] = []
+        self.holding = 0  # "slow" requests whose answer the server is holding now
+        self.released = 0  # "slow" requests whose hold ended with an answer (not dropped by close)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server = _Server(self, handler)
@@ -100,6 +102,16 @@ class _Base:
     @property
     def port(self) -> int:
         return self._server.server_address[1]
+
+    def hold(self) -> bool:
+        """Hold a "slow" answer for `delay` seconds; True when `close` ended the hold (no answer)."""
+        with self._lock:
+            self.holding += 1
+        stopped = self._stop.wait(self.delay)
+        with self._lock:
+            self.holding -= 1
+            self.released += not stopped
+        return stopped
 
     def close(self) -> None:
         self._stop.set()
@@ -155,6 +167,8 @@ class FakeLLM(_Base):
     chunk_delay: float = 0.0  # seconds between streamed chunks
     max_segments: int = 10**6  # context_exceeded: the most segments a request may hold
     n_ctx: int | None = None  # served as llama.cpp's GET /props when set
+    oracle: dict = field(default_factory=dict)  # behaviour "oracle": source text -> the answer to give
+    answer_model: str = ""  # the model the answers name ("" = the one asked for)
 
     def __post_init__(self):
         _Base.__init__(self, _LLMHandler)
@@ -171,8 +185,42 @@ class FakeLLM(_Base):
             return self.script.pop(0) if self.script else self.default
 
 
+def _text_of(content) -> str:
+    if isinstance(content, list):  # content parts: the text part is the page's JSON
+        return next((p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"), "")
+    return content
+
+
 def _page_of(body: dict) -> dict:
-    return json.loads(body["messages"][-1]["content"])
+    return json.loads(_text_of(body["messages"][-1]["content"]))
+
+
+def page_of(body: dict) -> dict:
+    """The page's JSON object of a recorded request (the text part when the page has an image)."""
+    return _page_of(body)
+
+
+def image_of(body: dict):
+    """The page image of a recorded request (a PIL image), None when it has none."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    content = body["messages"][-1]["content"]
+    if not isinstance(content, list):
+        return None
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            url = part["image_url"]["url"]
+            return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    return None
+
+
+def _katakana_names(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"[\u30a1-\u30fa\u30fc]{2,}", text)
 
 
 def glossary_of(body: dict) -> dict[str, str]:
@@ -231,6 +279,11 @@ class _LLMHandler(_Handler):
         if behaviour == "refuse_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
             self._send(400, {"error": {"message": "response_format json_schema is not supported by this server"}})
             return
+        if behaviour == "refuse_images" and image_of(body) is not None:
+            self._send(500, {"error": {"code": 500, "message": "image input is not supported - hint: if this is "
+                                                               "unexpected, you may need to provide the mmproj",
+                                       "type": "server_error"}})
+            return
         if behaviour == "refuse422" and (body.get("response_format") or {}).get("type") == "json_schema":
             self._send(422, {"detail": [{"loc": ["body", "response_format"], "msg": "unsupported value"}]})
             return
@@ -252,7 +305,7 @@ class _LLMHandler(_Handler):
                 self._send(400, {"error": {"code": 400, "message": "the request exceeds the available context size, "
                                                                    "try increasing it", "type": "exceed_context_size_error"}})
                 return
-        if behaviour == "slow" and owner._stop.wait(owner.delay):
+        if behaviour == "slow" and owner.hold():
             self.close_connection = True  # stopped: drop the request without an answer
             return
         completion = self._completion(body, behaviour)
@@ -260,6 +313,11 @@ class _LLMHandler(_Handler):
             self._stream(completion, owner)
         else:
             self._send(200, completion)
+
+    @staticmethod
+    def _wants_memory(body: dict) -> bool:
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        return "memory" in (schema.get("properties") or {}) or '"memory"' in body["messages"][0].get("content", "")
 
     def _stream(self, completion: dict, owner) -> None:
         """The completion as server-sent events: content chunks, the finish, then usage."""
@@ -309,6 +367,9 @@ class _LLMHandler(_Handler):
                 items.append({"id": last["id"] + "x", "text": last["text"]})
         if behaviour == "echo":
             items = [{"id": s["id"], "text": s["text"]} for s in page["segments"]]
+        if behaviour == "oracle":
+            items = [{"id": s["id"], "text": self.server.owner.oracle.get(s["text"], s["text"])}
+                     for s in page["segments"]]
         content = json.dumps({"translations": items}, ensure_ascii=False)
         if behaviour == "fence":
             content = f"Sure! Here is the translation:\n```json\n{content}\n```\nLet me know if you need more."
@@ -326,17 +387,23 @@ class _LLMHandler(_Handler):
             content = content.replace(" ", "\n", 1) if items else content
             content = content.replace('"text": "', '"text": "line one\n', 1)
         elif behaviour == "echo_request":
-            content = body["messages"][-1]["content"]
+            content = _text_of(body["messages"][-1]["content"])
+        elif self._wants_memory(body) and behaviour != "length":
+            names = sorted({n for seg in page["segments"] for n in _katakana_names(seg["text"])})
+            memory = {"characters": [{"source": n, "target": fake_translate(n), "notes": ""} for n in names],
+                      "terms": [], "summary": f"On {page.get('page', 'this page')}: {len(items)} lines."}
+            content = json.dumps({"translations": items, "memory": memory}, ensure_ascii=False)
         elif behaviour == "length" and items:
             content = json.dumps({"translations": items}, ensure_ascii=False)
             first_end = content.index("}", content.index('"text"')) + 1
             content = content[:first_end] + ', {"id": "' + items[-1]["id"]
             finish = "length"
-        prompt = sum(estimate_tokens(m.get("content") or "") + 4 for m in body["messages"])
+        prompt = sum(estimate_tokens(_text_of(m.get("content") or "")) + 4 for m in body["messages"])
         message = {"role": "assistant", "content": content}
         if thoughts:
             message["reasoning_content"] = thoughts
-        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                "model": self.server.owner.answer_model or body["model"],
                 "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": estimate_tokens(content),
                           "total_tokens": prompt + estimate_tokens(content)}}
@@ -390,7 +457,7 @@ class _DeepLHandler(_Handler):
         if behaviour == "rate_limit":
             self._send(429, {"message": "Too many requests"})
             return
-        if behaviour == "slow" and owner._stop.wait(owner.delay):
+        if behaviour == "slow" and owner.hold():
             self.close_connection = True
             return
         terms = owner.glossaries.get(body.get("glossary_id") or "", {})

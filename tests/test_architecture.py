@@ -78,3 +78,45 @@ def test_each_kind_of_bad_import_breaks_a_contract(tmp_path):
     assert "app.extras" in report, report  # exhaustive: a new package must be given a layer
     assert "app.ui.extras" in report, report  # and a new module of the window a room
     assert ".bad_cycle_a -> .bad_cycle_b" in report or ".bad_cycle_b -> .bad_cycle_a" in report, report
+
+
+def _protocol_members(path: Path, *classes: str) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    members = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in classes:
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    members.add(item.name)
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    members.add(item.target.id)
+    return members
+
+
+def _window_uses(path: Path) -> set[str]:
+    """The attributes a controller reads of its window: `self.w.X`, and `w.X` where `w = self.w`."""
+    import ast
+
+    used = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute):
+            owner = node.value
+            if (isinstance(owner, ast.Attribute) and owner.attr == "w" and isinstance(owner.value, ast.Name)
+                    and owner.value.id == "self") or (isinstance(owner, ast.Name) and owner.id == "w"):
+                used.add(node.attr)
+    return used
+
+
+def test_feature_controllers_use_only_the_window_interface():
+    """The reading and translation controllers talk to the window through EditorWindow (and
+    translation's TranslationWindow), never by reaching into its other attributes."""
+    ui = ROOT / "app" / "ui"
+    editor = _protocol_members(ui / "editor" / "port.py", "EditorWindow")
+    assert {"doc", "edit", "show_notice", "closing"} <= editor
+    reading = _window_uses(ui / "reading" / "controller.py")
+    assert reading and reading <= editor, sorted(reading - editor)
+    translation = _window_uses(ui / "translate" / "control.py")
+    allowed = editor | _protocol_members(ui / "translate" / "control.py", "TranslationWindow")
+    assert translation and translation <= allowed, sorted(translation - allowed)

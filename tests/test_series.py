@@ -135,6 +135,17 @@ def test_exact_repeats_are_filled_from_memory_without_a_request(fake_llm):
     assert len(fake_llm.chats()) == 3  # pages 1-3; page 4 came from memory
     sent = fake_llm.chats()[2].body["messages"][-1]["content"]
     assert PAGES[2][0] not in sent and PAGES[2][1] in sent  # the filled line is not asked for
+    # a close match goes with the request as an example: "タナカさんはやさしいね" ~ nothing; page 1's
+    # "タナカさん、おはよう！" is near the memory's "タナカさん、おはよう。"
+    tm.add("タナカさん、おはよう。", "Good morning, Mr. Tanaka.")
+    fake_llm.seen.clear()
+    translator = fresh_translator(fake_llm)
+    try:
+        list(translate_pages(make_project(), translator, names=["001.png"], tm=tm))
+    finally:
+        translator.close()
+    body = json.loads(fake_llm.chats()[0].body["messages"][-1]["content"])
+    assert {"source": "タナカさん、おはよう。", "target": "Good morning, Mr. Tanaka."} in body["examples"]
 
 
 def copy_pages(folder: Path, project: Project) -> None:
@@ -155,7 +166,8 @@ def test_two_volumes_of_one_series(fake_llm, tmp_path, monkeypatch, capsys):
     first = make_project(str(vol1))
     copy_pages(vol1, first)
     first.glossary = [GlossaryEntry("タナカ", "Tanaka-sensei")]
-    first.memory = StoryMemory((Character("ユキ", "Yuki", "she", by_user=True),), summary="Yuki meets Tanaka.")
+    first.memory = StoryMemory((Character("ユキ", "Yuki", "she", by_user=True),), summary="Yuki meets Tanaka.",
+                               summary_by_user=True)  # the user wrote it: the model's summaries never replace it
     first.style = TextStyle(min_size=11)
     save_project(first)
     series_file = series_dir / SERIES_FILE

@@ -11,7 +11,7 @@ import pytest
 from app.errors import Cancelled
 from app.translate import Segment, TranslationError, TranslatorSettings, contract, make_translator
 from app.translate.capabilities import CapabilityStore
-from tests.llm_server import fake_translate
+from tests.llm_server import fake_translate, page_of
 
 SEGMENTS = [Segment("b1", "タナカさん、おはよう！"), Segment("x9", "おはよう、ユキ。"), Segment("m3", "ありがとう")]
 EXPECTED = {s.id: fake_translate(s.text) for s in SEGMENTS}
@@ -91,9 +91,12 @@ def test_a_refused_first_request_is_sent_again_with_less_and_remembered(fake_llm
     result = tr.translate_page(SEGMENTS)
     tr.close()
     assert dict(result.texts) == EXPECTED
+    assert len(fake_llm.chats()) == 2  # one refused, then the one that worked: the refusal's own cause removed
     last = fake_llm.chats()[-1].body
     for key, value in expect.items():
         assert last.get(key) == value
+    if refusal == "refuse_temperature":  # only the temperature went: the schema stays
+        assert last["response_format"]["type"] == "json_schema"
     saved = json.loads((tmp_path / "caps.json").read_text())
     assert list(saved) == [f"{fake_llm.base_url}|test-model"]
     # the next run starts with what worked: no refused request first
@@ -128,7 +131,7 @@ def test_an_answer_cut_at_max_tokens_keeps_its_items_and_asks_for_the_rest(fake_
     fake_llm.script = ["length"]
     result, _tr = one_page(fake_llm)
     assert dict(result.texts) == EXPECTED and result.missing == ()
-    assert [len(json.loads(s.body["messages"][-1]["content"])["segments"]) for s in fake_llm.chats()] == [3, 2]
+    assert [len(page_of(s.body)["segments"]) for s in fake_llm.chats()] == [3, 2]
     assert any("token limit" in n for n in result.notes)
 
 
@@ -145,7 +148,7 @@ def test_too_long_for_the_server_drops_context_then_splits_the_page(fake_llm, be
     tr.close()
     assert dict(result.texts) == EXPECTED and result.missing == ()
     sizes = [(sum(1 for m in s.body["messages"] if m["role"] == "user"),
-              len(json.loads(s.body["messages"][-1]["content"])["segments"])) for s in fake_llm.chats()]
+              len(page_of(s.body)["segments"])) for s in fake_llm.chats()]
     assert sizes[0] == (2, 3) and sizes[1] == (1, 3)  # context dropped first
     if behaviour == "context_exceeded":
         assert sizes[2:] == [(1, 2), (1, 1), (1, 1), (1, 1)]  # then halves, then halves again
@@ -172,7 +175,7 @@ def test_echoes_are_asked_again_then_reported_not_counted(fake_llm):
     assert dict(result.texts) == {}
     assert set(result.untranslated) == {"b1", "x9", "m3"} and set(result.missing) == {"b1", "x9", "m3"}
     assert len(fake_llm.chats()) == 2  # asked again once
-    note = json.loads(fake_llm.chats()[1].body["messages"][-1]["content"])["note"]
+    note = page_of(fake_llm.chats()[1].body)["note"]
     assert "untranslated" in note
 
 
@@ -213,6 +216,12 @@ def test_tokens_are_counted_as_they_arrive(fake_llm):
     tr.close()
     assert dict(result.texts) == EXPECTED
     assert len(seen) > 10 and seen == sorted(seen) and result.first_token_s > 0
+
+
+def test_blocks_are_labelled_with_the_model_that_answered(fake_llm):
+    fake_llm.answer_model = "served-model-q4"
+    result, tr = one_page(fake_llm)
+    assert result.translator == f"served-model-q4 @ {fake_llm.base_url}" and tr.name == result.translator
 
 
 def test_cancel_stops_mid_stream(fake_llm):

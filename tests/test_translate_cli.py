@@ -11,7 +11,7 @@ import pytest
 from app.cli import main
 from app.core.export import EXPORT_SCHEMA_PATH, export_json
 from app.core.project_io import find_project_file, load_project, save_project
-from tests.llm_server import fake_translate
+from tests.llm_server import fake_translate, page_of
 from tests.translate_data import PAGES, make_project
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +93,7 @@ def test_source_project_is_saved_per_page_and_resumed(fake_llm, tmp_path, monkey
     # a second run resumes: only page 2 is sent
     fake_llm.seen.clear()
     assert main(["translate", str(folder), "--format", "json", *args_for(fake_llm)]) == 0
-    assert len(fake_llm.chats()) == 1 and json.loads(fake_llm.chats()[0].body["messages"][-1]["content"])["page"] == "002.png"
+    assert len(fake_llm.chats()) == 1 and page_of(fake_llm.chats()[0].body)["page"] == "002.png"
     data = json.loads(capsys.readouterr().out)
     assert all(b["translation"] for p in data["pages"] for b in p["blocks"])
     assert load_project(find_project_file(folder)).pages[1].translated

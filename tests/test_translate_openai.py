@@ -2,7 +2,6 @@
 id whatever the answer's shape, one retry for missing ids, rate limits, timeouts, a server that
 is down, garbage, a refused key, cancel mid-request, and the key only in the Authorization header."""
 import logging
-import threading
 import time
 
 import pytest
@@ -103,11 +102,11 @@ def test_timeout_is_reported_with_the_server(fake_llm):
     fake_llm.default = "slow"
     fake_llm.delay = 5.0
     tr = translator(fake_llm, timeout=0.4, max_retries=0)
-    start = time.monotonic()
     with pytest.raises(TranslationError, match=r"nothing arrived for 0.4 s") as err:
         tr.translate_page(SEGMENTS)
     tr.close()
-    assert time.monotonic() - start < 3 and "127.0.0.1" in str(err.value) and not err.value.fatal
+    assert fake_llm.holding == 1  # it gave up while the answer was still held (no clock read here)
+    assert "127.0.0.1" in str(err.value) and not err.value.fatal
 
 
 def test_server_down_is_fatal_and_clear():
@@ -148,16 +147,14 @@ def test_refused_json_schema_falls_back_and_remembers(fake_llm):
     assert formats == ["json_schema", "json_object", "json_object"]
 
 
-def test_cancel_stops_within_a_second_mid_request(fake_llm):
+def test_cancel_stops_mid_request(fake_llm):
     fake_llm.default = "slow"
-    fake_llm.delay = 20.0
-    tr = translator(fake_llm, timeout=30.0)
-    flag = threading.Event()
-    threading.Timer(0.3, flag.set).start()
-    start = time.monotonic()
+    fake_llm.delay = 120.0  # the answer is held until the test lets it go
+    tr = translator(fake_llm, timeout=300.0)
+    # cancel once the request is at the server: the call must return while its answer is still held
     with pytest.raises(Cancelled):
-        tr.translate_page(SEGMENTS, cancel=flag.is_set)
-    assert time.monotonic() - start < 1.3  # 0.3 s until cancel + well under a second
+        tr.translate_page(SEGMENTS, cancel=lambda: len(fake_llm.chats()) == 1)
+    assert fake_llm.holding == 1  # it did not wait for the held answer (nor for the 300 s timeout)
     tr.close()
     assert len(fake_llm.chats()) == 1  # the request was in flight
 

@@ -59,7 +59,14 @@ def test_previous_pages_go_as_context_earlier_first(fake_llm, translator):
     assert [json.loads(m["content"])["page"] for m in msgs[1::2]] == ["001.png", "002.png", "003.png", "004.png"]
     assert json.loads(msgs[6]["content"])["translations"][0]["text"] == fake_translate(PAGES[2][0])
     assert [m["role"] for m in page_messages(fake_llm.chats()[0])] == ["system", "user"]
-    # each request starts with the whole previous one, byte for byte (what prompt caches serve)
+    # each request starts with the previous one, byte for byte (what prompt caches serve), up to
+    # the previous page's own message, which carried the story memory then
+    for before, after in zip(fake_llm.chats(), fake_llm.chats()[1:]):
+        prev, cur = page_messages(before), page_messages(after)
+        assert cur[:len(prev) - 1] == prev[:-1]
+    # without the memory, the whole previous request
+    fake_llm.seen.clear()
+    run(make_project(), fresh_translator(fake_llm), options=TranslateOptions(context_pages=2, memory=False))
     for before, after in zip(fake_llm.chats(), fake_llm.chats()[1:]):
         prev, cur = page_messages(before), page_messages(after)
         assert cur[:len(prev)] == prev

@@ -69,6 +69,12 @@ def add_translation_options(p, model_flag: str) -> None:
     g.add_argument("--max-tokens", type=int, default=0,
                    help="limit of each answer in tokens (default: from the page's length)")
     g.add_argument("--retries", type=int, default=2, help="retries of rate limits (429) and 502/503/504 (default 2)")
+    g.add_argument("--page-image", choices=("auto", "on", "off"), default=None,
+                   help="send the page image with its boxes numbered: auto = when the model takes images "
+                        "(found on the first request, remembered); default: the app's setting (auto)")
+    g.add_argument("--memory", choices=("on", "off"), default=None,
+                   help="the story memory (characters, terms, summary) sent with each page and updated from "
+                        "the answers (default: the app's setting, on)")
     g.add_argument("--retranslate", action="store_true", help="translate pages that are translated already")
     g.add_argument("--replace-edited", action="store_true", help="also replace translations edited by hand")
     g.add_argument("--trust-unpinned", action="store_true",
@@ -104,7 +110,10 @@ def translator_settings(args, app=None):
         translation_model=args.translation_model or (app.translation_model if same else ""),
         translation_source=args.source_lang or app.translation_source,
         translation_target=args.target or app.translation_target,
-        translation_context_pages=app.translation_context_pages if args.context_pages is None else args.context_pages)
+        translation_context_pages=app.translation_context_pages if args.context_pages is None else args.context_pages,
+        translation_page_image=getattr(args, "page_image", None) or app.translation_page_image,
+        translation_memory=(app.translation_memory if getattr(args, "memory", None) is None
+                            else args.memory == "on"))
     return translator_settings_from(chosen, timeout=args.timeout, max_retries=args.retries,
                                     total_timeout=args.total_timeout, max_tokens=args.max_tokens)
 
@@ -141,7 +150,7 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
     each page. `translator`: one made by the caller and kept open for more projects (the
     `batch` command's volumes); by default one is made for this project and closed.
     Returns (blocks translated, blocks not translated)."""
-    from app.core.translation import TranslateOptions, translate_pages
+    from app.core.translation import PageImages, TranslateOptions, translate_pages
 
     stream = stream or sys.stderr
     settings = translator_settings(args)
@@ -150,14 +159,17 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
     if own:
         translator = make_translator_for(settings, args.trust_unpinned, **key_flags(args))
     options = TranslateOptions(context_pages=settings.context_pages, retranslate=args.retranslate,
-                               replace_edited=args.replace_edited)
+                               replace_edited=args.replace_edited, memory=settings.memory)
+    images = PageImages(project.source) if settings.page_image != "off" else None
     done = left = 0
     index = {p.name: i for i, p in enumerate(project.pages)}
     bar = _Progress(stream)
     try:
         for outcome in translate_pages(project, translator, glossary=glossary, options=options, progress=bar.update,
-                                       tm=tm):
+                                       page_image=images, tm=tm):
             project.pages[index[outcome.name]] = outcome.page
+            if outcome.memory is not None:
+                project.memory = outcome.memory
             done += len(outcome.texts)
             if outcome.texts and save is not None:
                 save(project)
@@ -168,6 +180,8 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
                 bar.write(f"hayai-desktop: page {outcome.name}: skipped, {outcome.skipped}")
     finally:
         bar.close()
+        if images is not None:
+            images.close()
         if own:
             translator.close()
     print(f"hayai-desktop: {done} block(s) translated with {translator.name}"

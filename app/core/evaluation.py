@@ -71,7 +71,8 @@ def match_boxes(truth: Sequence[Sequence[float]], found: Sequence[Sequence[float
 
 
 def read_truth_folder(folder: str | Path) -> list[TruthPage]:
-    """Every `*.json` truth file of `folder` whose image is there, in name order.
+    """Every `*.json` truth file of `folder` whose image is there, in name order (hidden files,
+    such as the project file and its lock, are not truth files).
 
     UserError names the file when one is not a truth file, or when the folder has none.
     """
@@ -80,6 +81,8 @@ def read_truth_folder(folder: str | Path) -> list[TruthPage]:
         raise UserError(f"{folder}: not a folder of pages with truth files")
     pages = []
     for path in sorted(folder.glob("*.json")):
+        if path.name.startswith("."):  # the app's own files (project, its lock, autosave), never truth
+            continue
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             image = str(raw["image"])

@@ -34,11 +34,11 @@ Image.MAX_IMAGE_PIXELS = MAX_PIXELS  # Pillow warns above this and refuses above
 # (A process-wide filter, because warnings.catch_warnings is not thread-safe.)
 warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
-# Extensions listed as pages. AVIF/HEIF pages are listed even where this Pillow cannot decode
-# them, so that the user gets a per-page message instead of a silently missing page.
+# Extensions listed as pages. AVIF and HEIC/HEIF pages are listed even where this Pillow cannot
+# decode them, so that the user gets a per-page message instead of a silently missing page.
 IMAGE_EXTENSIONS = frozenset({
     ".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".webp", ".bmp", ".dib", ".gif",
-    ".tif", ".tiff", ".avif",
+    ".tif", ".tiff", ".avif", ".heic", ".heif",
 })
 
 _EXIF_ORIENTATION = 0x0112
@@ -195,6 +195,9 @@ def _unidentified_message(name: str) -> str:
     if ext == ".avif" and not _avif_supported():
         return (f"{name}: this installation cannot decode AVIF images. Convert the page to PNG "
                 "or JPEG, or install a Pillow build with AVIF support.")
+    if ext in (".heic", ".heif"):
+        return (f"{name}: HEIC/HEIF images (iPhone photos) cannot be decoded here. Convert the page to "
+                "PNG or JPEG (most photo apps can export it).")
     return (f"{name}: not a readable image (the file content is not {ext[1:].upper() or 'an image'}"
             " data). Copy the page again from its original, or remove it from the folder.")
 

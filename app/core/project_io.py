@@ -339,8 +339,8 @@ def _project(data: dict, path: Path) -> Project:
 
 
 def project_fields_to_dict(project: Project) -> dict:
-    """The project's own fields (not its pages): reading order, lettering style, glossary."""
-    return {"order": project.order, "style": style_to_dict(project.style),
+    """The project's own fields (not its pages): reading order, lettering style, glossary, sizes."""
+    return {"order": project.order, "style": style_to_dict(project.style), "sizes": project.sizes,
             "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary]}
 
 
@@ -353,6 +353,7 @@ def project_fields_from_dict(data, path: str | os.PathLike = "<project>") -> dic
         reader.fail("project.order", f"must be 'rtl' or 'ltr', not {order!r}")
     glossary = reader.items(data, "glossary", "project")
     return {"order": order, "style": reader.style(data.get("style"), "project.style"),
+            "sizes": reader.sizes(data, "project") or "each",
             "glossary": [reader.glossary_entry(g, f"project.glossary[{i}]") for i, g in enumerate(glossary)]}
 
 
@@ -557,12 +558,14 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
         if page.error and page.error.startswith(MISSING_PAGE_ERROR):
             page = replace(page, error=None)  # the file is back
         pages.append(page)
+    kept = len(pages)
     for page in saved.pages:
         if page.name not in current and page.blocks:
             error = (f"{MISSING_PAGE_ERROR}: {page.name} is no longer in the folder or archive. "
                      "Put the file back to see the page, or delete the page to drop its text.")
             pages.append(replace(page, error=error))
-    pages.sort(key=lambda p: natural_key(p.name))
+    if len(pages) > kept:  # `page_names` is in natural order already: only missing pages need a place
+        pages.sort(key=lambda p: natural_key(p.name))
     return Project(source=source or saved.source, pages=pages, order=saved.order,
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
                    series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid,

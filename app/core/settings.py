@@ -59,6 +59,8 @@ class AppSettings:
     translation_glossary_file: str = ""  # optional glossary file used with the project's own
     translation_timeout: float = 60.0  # seconds without a chunk from the server
     translation_total_timeout: float = 0.0  # seconds for a whole answer (0 = 600 local, 180 hosted)
+    translation_page_image: str = "auto"  # send the page image: auto (when the model takes images) | on | off
+    translation_memory: bool = True  # the story memory: sent with each page, updated from the answers
     # keys of settings.json this build does not know (a newer build's): kept and written back
     extra: dict = field(default_factory=dict, compare=False, repr=False)
     # why settings.json must not be written over (a newer major version), else ""
@@ -87,6 +89,9 @@ class AppSettings:
             translation_target=self.translation_target or d.translation_target,
             translation_context_pages=(self.translation_context_pages if isinstance(self.translation_context_pages, int)
                                        and 0 <= self.translation_context_pages <= 20 else d.translation_context_pages),
+            translation_page_image=(self.translation_page_image if self.translation_page_image in ("auto", "on", "off")
+                                    else d.translation_page_image),
+            translation_memory=bool(self.translation_memory),
             translation_timeout=(float(self.translation_timeout) if isinstance(self.translation_timeout, (int, float))
                                  and 1 <= self.translation_timeout <= 3600 else d.translation_timeout),
             translation_total_timeout=(float(self.translation_total_timeout)

@@ -26,6 +26,8 @@ from app.core.images import decode_image, image_size, is_image_name
 from app.errors import ImageError, UserError
 
 ARCHIVE_EXTENSIONS = frozenset({".cbz", ".zip"})
+# Archives inside a volume are listed as pages that say what to do, never opened (or extracted).
+NESTED_ARCHIVE_EXTENSIONS = frozenset({".cbz", ".zip", ".cbr", ".rar", ".cb7", ".7z", ".cbt", ".tar"})
 # Archive members larger than this (uncompressed) are refused: no manga page is that big.
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
 
@@ -52,7 +54,27 @@ def natural_sorted(names) -> list[str]:
 
 
 def _hidden(parts) -> bool:
-    return any(p.startswith(".") or p == "__MACOSX" for p in parts)
+    return any(p.startswith(".") and p not in (".", "..") or p == "__MACOSX" for p in parts)
+
+
+def _nested_archive(name: str) -> bool:
+    return os.path.splitext(name)[1].lower() in NESTED_ARCHIVE_EXTENSIONS
+
+
+def _listed(name: str) -> bool:
+    """Listed as a page: an image, or an archive inside the volume (which says it is not read)."""
+    return is_image_name(name) or _nested_archive(name)
+
+
+def _unsafe_member(name: str) -> bool:
+    """An archive member named outside the archive: absolute, a drive, or with '..' parts."""
+    path = PurePosixPath(name)
+    return path.is_absolute() or ".." in path.parts or (len(name) > 1 and name[1] == ":")
+
+
+def _nested_message(where: str) -> str:
+    return (f"{where}: an archive inside the volume; it is not opened. Extract it and open it on its own "
+            "(or put its pages in the volume).")
 
 
 def _member_name(info: zipfile.ZipInfo) -> str:
@@ -85,10 +107,16 @@ class Source:
         """Decode page `name` to an upright RGB image. Raises ImageError naming the file."""
         return decode_image(self._read_checked(name), self.describe(name))
 
+    def _refuse(self, name: str) -> None:
+        """ImageError for what is listed but never read: an archive in the volume."""
+        if _nested_archive(name):
+            raise ImageError(_nested_message(self.describe(name)))
+
     def size(self, name: str) -> tuple[int, int]:
         """(width, height) in pixels of page `name` as `load` returns it, from its header only."""
         if name not in self._known:
             self._read_checked(name)  # raises the "no such page" error
+        self._refuse(name)
         with self._open_stream(name) as stream:
             return image_size(stream, self.describe(name))
 
@@ -119,6 +147,7 @@ class Source:
         if name not in self._known:
             raise ImageError(f"{self.describe(name)}: no such page in {self.path}. "
                              "Reopen the source to refresh its page list.")
+        self._refuse(name)
         return self._read(name)
 
     def _read(self, name: str) -> bytes:  # pragma: no cover - abstract
@@ -148,9 +177,18 @@ def _file_errors(file: Path):
 
 
 class FolderSource(Source):
-    """Image files in a folder and its subfolders (hidden files and folders skipped)."""
+    """Image files in a folder and its subfolders (hidden files and folders skipped; a link to a
+    file outside the folder is listed and refused when read)."""
 
     kind = "folder"
+
+    def _refuse(self, name: str) -> None:
+        super()._refuse(name)
+        file = self.path / name
+        real, root = os.path.realpath(file), os.path.realpath(self.path)
+        if os.path.commonpath([real, root]) != root:
+            raise ImageError(f"{file}: a link to {real}, outside the folder; it is not read. Copy the page "
+                                 "into the folder instead.")
 
     def _open_stream(self, name: str) -> BinaryIO:
         file = self.path / name
@@ -167,7 +205,7 @@ class FolderSource(Source):
             dirs[:] = [d for d in dirs if not _hidden([d])]
             rel = PurePosixPath(Path(root).relative_to(path).as_posix())
             for file in files:
-                if not _hidden([file]) and is_image_name(file):
+                if not _hidden([file]) and _listed(file):
                     names.append(str(rel / file) if rel.parts else file)
         return cls(path, natural_sorted(names))
 
@@ -200,12 +238,18 @@ class ArchiveSource(Source):
         members = {}
         for info in archive.infolist():
             name = _member_name(info)
-            if not info.is_dir() and not _hidden(PurePosixPath(name).parts) and is_image_name(name):
+            if not info.is_dir() and not _hidden(PurePosixPath(name).parts) and _listed(name):
                 members.setdefault(name, info)  # a name stored twice: the first one
         return cls(path, members, archive)
 
     def describe(self, name: str) -> str:
         return f"{self.path}: {name}"
+
+    def _refuse(self, name: str) -> None:
+        super()._refuse(name)
+        if _unsafe_member(name):
+            raise ImageError(f"{self.describe(name)}: the member's name points outside the archive; it is not "
+                             "read. Repack the archive with plain page names.")
 
     def _read(self, name: str) -> bytes:
         info = self._members[name]

@@ -34,6 +34,7 @@ from app.translate.base import (
     Translator,
     TranslatorSettings,
 )
+from app.translate.memory import StoryMemory
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class TranslateOptions:
     context_pages: int = 2
     retranslate: bool = False  # translate pages that are translated already
     replace_edited: bool = False  # replace the user's own translations too
+    memory: bool = True  # send the project's story memory and merge what the model proposes
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,8 @@ class PageOutcome:
     reasons: Mapping[str, str] = field(default_factory=dict)  # block id -> why it is missing
     cached_tokens: int = 0
     first_token_s: float = 0.0
+    memory: StoryMemory | None = None  # the project's story memory after this page, when it changed
+    image_sent: bool = False  # the page image went with the request
 
     @property
     def ok(self) -> bool:
@@ -133,13 +137,44 @@ def translator_settings_from(app, timeout: float | None = None, max_retries: int
         base_url = base_url or preset.base_url or PRESETS_BY_NAME["openai"].base_url
         model = model or preset_for_url(base_url).model
     timeout = float(timeout if timeout is not None else getattr(app, "translation_timeout", 60.0) or 60.0)
+    page_image = getattr(app, "translation_page_image", "auto") or "auto"
     if total_timeout is None:
         total_timeout = float(getattr(app, "translation_total_timeout", 0.0) or 0.0)
     return TranslatorSettings(provider=app.translation_provider, base_url=base_url, model=model,
                               source_lang=app.translation_source, target_lang=app.translation_target or "en",
                               context_pages=app.translation_context_pages, timeout=timeout, max_retries=max_retries,
                               total_timeout=total_timeout, max_tokens=max_tokens,
-                              capabilities_file=capabilities_file())
+                              capabilities_file=capabilities_file(), page_image=page_image,
+                              memory=bool(getattr(app, "translation_memory", True)))
+
+
+class PageImages:
+    """page name -> the page's image, read from the project's source when a backend asks for it
+    (None when the source cannot be opened: the request then goes as text only)."""
+
+    def __init__(self, source: str):
+        self.source_path = source
+        self._source = None
+        self._failed = False
+
+    def __call__(self, name: str):
+        if self._failed or not self.source_path:
+            return None
+        if self._source is None:
+            from app.core.sources import open_source
+
+            try:
+                self._source = open_source(self.source_path)
+            except Exception as exc:  # noqa: BLE001 - no image: text only, said once
+                self._failed = True
+                log.info("%s: page images not available for translation (%s)", self.source_path, exc)
+                return None
+        return self._source.load(name)
+
+    def close(self) -> None:
+        if self._source is not None:
+            self._source.close()
+            self._source = None
 
 
 def pages_to_translate(project: Project, names: Sequence[str] | None = None, retranslate: bool = False) -> list[str]:
@@ -159,7 +194,7 @@ def segments_of(page: Page, options: TranslateOptions) -> list[Segment]:
             continue
         if b.translation_edited and not options.replace_edited:
             continue
-        out.append(Segment(b.id, b.display_text))
+        out.append(Segment(b.id, b.display_text, tuple(b.box)))
     return out
 
 
@@ -182,10 +217,14 @@ def context_for(pages: Sequence[Page], index: int, count: int) -> list[ContextPa
 def translate_pages(project: Project, translator: Translator, names: Sequence[str] | None = None,
                     glossary: Sequence[GlossaryEntry] = (), options: TranslateOptions | None = None,
                     progress: Callable[[TranslateProgress], None] | None = None,
-                    cancel: Callable[[], bool] | None = None, tm=None) -> Iterator[PageOutcome]:
+                    cancel: Callable[[], bool] | None = None,
+                    page_image: Callable[[str], object] | None = None, tm=None) -> Iterator[PageOutcome]:
     """Translate `names` of `project` (default: those not translated yet), yielding each page's
     outcome as soon as it is known. `project` is not modified; context comes from it plus the
-    pages translated earlier in this run. Raises Cancelled when `cancel()` turns True.
+    pages translated earlier in this run, and the story memory from the project's, updated with
+    what the model proposes page after page (each outcome that changed it carries it).
+    `page_image(name)`: the page's image (PIL) for backends that send it, None when there is
+    none. Raises Cancelled when `cancel()` turns True.
 
     `tm`: a translation memory (app.core.tm.TranslationMemory): blocks whose source it has
     exactly are filled from it without a request (translator "translation memory"; not when
@@ -197,6 +236,7 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
     index_of = {p.name: i for i, p in enumerate(pages)}
     failed = 0
     fatal: str | None = None
+    memory = [project.memory if options.memory else None]
 
     def report(done: int, current: str = "") -> None:
         if progress is not None:
@@ -220,9 +260,11 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
                     progress(TranslateProgress(done, len(todo), failed, name, n))
 
             if tm is not None:
-                outcome = _with_memory(page, pages, i, translator, glossary, options, cancel, tokens, tm)
+                outcome = _with_memory(page, pages, i, translator, glossary, options, cancel, tokens, tm, memory,
+                                       page_image)
             else:
-                outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens)
+                outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens, memory,
+                                         page_image)
             if outcome.fatal:
                 fatal = outcome.error
         if outcome.problem:
@@ -233,7 +275,8 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
 
 
 def _with_memory(page: Page, pages: list[Page], index: int, translator: Translator,
-                 glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens, tm) -> PageOutcome:
+                 glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens, tm,
+                 memory: list | None = None, page_image=None) -> PageOutcome:
     """The translation memory's exact matches filled in first, the rest requested (with the
     memory's close matches as examples, when the backend takes them)."""
     import inspect
@@ -249,8 +292,8 @@ def _with_memory(page: Page, pages: list[Page], index: int, translator: Translat
     extra = {}
     if rest and "examples" in inspect.signature(translator.translate_page).parameters:
         extra["examples"] = memories.examples_for(tm, [s.text for s in rest])
-    outcome = _translate_one(page, pages, index, translator, glossary, options, cancel, on_tokens,
-                             segments=rest, **extra)
+    outcome = _translate_one(page, pages, index, translator, glossary, options, cancel, on_tokens, memory,
+                             page_image, segments=rest, **extra)
     if not filled:
         return outcome
     from dataclasses import replace as _replace
@@ -261,7 +304,7 @@ def _with_memory(page: Page, pages: list[Page], index: int, translator: Translat
 
 def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
                    glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens=None,
-                   segments=None, **extra) -> PageOutcome:
+                   memory: list | None = None, page_image=None, segments=None, **extra) -> PageOutcome:
     segments = segments_of(page, options) if segments is None else segments
     if not segments:
         return PageOutcome(page.name, page, translator=translator.name)
@@ -270,9 +313,16 @@ def _translate_one(page: Page, pages: list[Page], index: int, translator: Transl
     texts = [s.text for s in segments] + [src for c in near for src, _t in c.pairs]
     terms = glossaries.relevant(glossary, texts)
     start = time.monotonic()
+    story = memory[0] if memory else None
+    image = None
+    if page_image is not None and getattr(translator, "takes_images", lambda: False)():
+        try:
+            image = page_image(page.name)
+        except Exception as exc:  # noqa: BLE001 - a page image that cannot be read: text only
+            log.info("page %s: no page image for the translation (%s)", page.name, exc)
     try:
         result = translator.translate_page(segments, offered, terms, cancel=cancel, page_name=page.name,
-                                           on_tokens=on_tokens, **extra)
+                                           on_tokens=on_tokens, memory=story, page_image=image, **extra)
     except TranslationError as exc:
         log.info("page %s: %s", page.name, exc)  # the caller reports it (once)
         return PageOutcome(page.name, page, error=str(exc), seconds=time.monotonic() - start,
@@ -286,7 +336,12 @@ def _translate_one(page: Page, pages: list[Page], index: int, translator: Transl
         log.info("page %s: %s", page.name, note)
     if result.error:
         log.info("page %s: %s (kept %d block(s) already received)", page.name, result.error, len(result.texts))
+    changed = None
+    if story is not None and result.memory is not None:
+        merged = story.merged(result.memory)
+        if merged != story:
+            memory[0] = changed = merged
     return PageOutcome(page.name, new_page, dict(result.texts), tuple(result.missing), result.error or None, None,
                        result.requests, result.prompt_tokens, result.completion_tokens, time.monotonic() - start,
                        tuple(result.notes), label, result.fatal, dict(result.untranslated), dict(result.reasons),
-                       result.cached_tokens, result.first_token_s)
+                       result.cached_tokens, result.first_token_s, changed, result.image_sent)

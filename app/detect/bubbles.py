@@ -4,7 +4,9 @@ Text detectors (comic-text-segmenter, manga-text-detector) give boxes tight arou
 The bubble around such a box is found from the page itself: the box is taken as paper (its
 glyphs set aside), and the paper-coloured pixels connected to it (4-connected) are the bubble's
 inside, up to its outline. When that region runs off too far (more than MAX_GROWTH x the box's
-area, or MAX_PAGE_SHARE of the page) or reaches the page's edge, the text is not in a closed bubble (on artwork, on a background, in a bubble whose outline is open): there is none.
+area, or MAX_PAGE_SHARE of the page), reaches the page's edge or is ragged (less than
+MIN_SOLIDITY of its convex hull: the paper around artwork), the text is not in a closed bubble
+(on artwork, on a background, in a bubble whose outline is open): there is none.
 
 The bubble's shape is the region with its holes filled, grown by OUTLINE_PX (the outline's
 inside edge): a box and a polygon (the outer contour) in page pixels. No Qt; numpy + OpenCV.
@@ -18,9 +20,10 @@ import numpy as np
 Box = tuple[float, float, float, float]
 
 PAPER_FRACTION = 0.85  # lighter than this x the page's paper level: paper (bubbles are paper)
-MAX_GROWTH = 12.0  # the bubble's area at most this x the text box's
+MAX_GROWTH = 4.0  # the bubble's area at most this x the text box's (tight boxes fill a bubble's middle)
 MAX_PAGE_SHARE = 0.2  # ... and at most this share of the page
 MIN_GROWTH = 1.05  # a region hardly larger than the box: the box already is the bubble
+MIN_SOLIDITY = 0.85  # the bubble's area over its convex hull's: less is paper around artwork
 SEARCH = 3.0  # look this many box sides around the box (a bubble is not much larger)
 OUTLINE_PX = 2
 POLYGON_EPS = 0.01  # of the contour's length: polygon simplification
@@ -79,6 +82,8 @@ def bubble_around(gray: np.ndarray, box: Box, level: float | None = None) -> Bub
     area = float(filled.sum())
     if area < MIN_GROWTH * bw * bh:
         return None
+    if area < MIN_SOLIDITY * float(cv2.contourArea(cv2.convexHull(contour))):
+        return None  # a ragged region: the paper around artwork, not a bubble
     if OUTLINE_PX > 0:
         k = 2 * OUTLINE_PX + 1
         filled = cv2.dilate(filled, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))

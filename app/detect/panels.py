@@ -17,12 +17,14 @@ cut between boxes, with PANEL_SLACK of the page's height for slanted borders), i
 the columns right to left (manga) or left to right, recursively.
 
 Confidence: the layout is `sure` unless its panels overlap each other heavily (MAX_OVERLAP of
-the smaller, without one lying inside the other's box) or leave many of the text boxes outside every panel (more than
-MAX_OUTSIDE of them with less than half their area in panels: a bubble straddling two panels
-is inside): then the reading order does not use the panels (app.detect.order's
-page-wide rule), so an unsure panel finder is never worse than none.
+the smaller, without one lying inside the other's box), leave many of the text boxes outside
+every panel (more than MAX_OUTSIDE of them with less than half their area in panels: a bubble
+straddling two panels is inside), or put CROWDED text boxes or more in one panel (real panels
+hold a few bubbles; so many are several panels seen as one). When it is not sure, the reading
+order does not use the panels (app.detect.order's page-wide rule), so an unsure panel finder
+is never worse than none.
 
-Panels are separated by gutters: bands of paper that run straight across a part of the page.
+Rule 1 in detail. Panels are separated by gutters: bands of paper that run straight across a part of the page.
 The page is cut along every gutter that crosses its whole width (rows of panels), each row
 along every gutter that crosses its whole height (panels side by side), and so on down to
 pieces that no gutter crosses. Rows read top to bottom; panels in a row right to left ("rtl",
@@ -33,7 +35,7 @@ panels does not hide the gutter between them.
 A gutter line may hold a speck or two (GUTTER_SPECKS), not a panel's border. Where panels have
 borders, only the paper runs with a border line on both sides are gutters (a white band inside a
 panel, beside its border, is not); a page without borders is cut at its plain paper runs. A page
-with no gutter is one panel. No Qt; numpy only.
+with no gutter is one panel. No Qt; numpy, and OpenCV for rule 2.
 """
 from __future__ import annotations
 
@@ -144,6 +146,7 @@ PANEL_SLACK = 0.02  # of the page's height: how far boxes of two tiers may overl
 MAX_OVERLAP = 0.3  # of the smaller panel: panels overlapping more make the layout unsure ...
 NESTED = 0.9  # ... unless the smaller lies inside the larger's box (an inset panel, an L-shaped panel)
 MAX_OUTSIDE = 0.25  # share of the text boxes outside every panel that makes the layout unsure
+CROWDED = 6  # a panel holding this many text boxes is several panels seen as one: unsure
 
 
 @dataclass(frozen=True)
@@ -271,6 +274,14 @@ def _sure(panels: Sequence[Box], boxes: Sequence[Box]) -> bool:
         outside = sum(sum(_inter(t, p) for p in panels) < 0.5 * max(1.0, _area(t)) for t in boxes)
         if outside > MAX_OUTSIDE * len(boxes):
             return False
+        if panels:
+            from app.detect.order import panel_of
+
+            held = [0] * len(panels)
+            for t in boxes:
+                held[panel_of(t, panels)] += 1
+            if max(held) >= CROWDED:
+                return False
     return True
 
 

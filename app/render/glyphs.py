@@ -29,10 +29,11 @@ TCY = re.compile(r"(?<![0-9０-９])[0-9０-９]{1,3}(?![0-9０-９])|[!?！？]
 _WIDE_TO_NARROW = str.maketrans("０１２３４５６７８９！？", "0123456789!?")
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=1024)
 def charset(path: str) -> frozenset[int]:
     """The code points a font file maps to a glyph (its best cmap; face 0 of a collection).
-    Empty when fontTools cannot read the file."""
+    Empty when fontTools cannot read the file. Kept for every font looked at (a machine's whole
+    font folder, when a character is in none of the app's faces, is read once)."""
     from fontTools.ttLib import TTFont
 
     try:

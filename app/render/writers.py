@@ -32,8 +32,10 @@ PDF_DPI = 150  # page size in the PDF: pixels at this resolution
 
 def output_name(page_name: str, ext: str) -> str:
     """The file name for a page in an export: its name with the new suffix ("ch1/001.png", "psd"
-    -> "ch1/001.psd")."""
-    path = PurePosixPath(page_name.replace("\\", "/"))
+    -> "ch1/001.psd"), always inside the export's folder ("../x.png" and "/etc/x.png" -> "x.png")."""
+    parts = [p for p in PurePosixPath(page_name.replace("\\", "/")).parts
+             if p not in ("", ".", "..", "/") and not (len(p) == 2 and p[1] == ":")]  # never outside the folder
+    path = PurePosixPath(*parts) if parts else PurePosixPath("page")
     return str(path.with_suffix(f".{ext}"))
 
 

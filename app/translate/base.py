@@ -28,6 +28,7 @@ class Segment:
 
     id: str
     text: str
+    box: tuple[float, float, float, float] | None = None  # where it is on the page (for the page image)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class PageResult:
     cached_tokens: int = 0  # prompt tokens the server served from its cache (when it says)
     first_token_s: float = 0.0  # seconds to the first token of the first request (streaming)
     reasons: Mapping[str, str] = field(default_factory=dict)  # block id -> why it is missing
+    memory: object | None = None  # app.translate.memory.StoryMemory the model proposed (None: none)
+    image_sent: bool = False  # the page image went with the request
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,9 @@ class TranslatorSettings:
     max_tokens: int = 0
     stream: bool = True
     capabilities_file: str = ""
+    page_image: str = "auto"  # send the page image: auto (when the model takes images) | on | off
+    image_max_side: int = 1568
+    memory: bool = True  # send the story memory and ask the model for additions
     device: str = "auto"  # offline backend
     batch_size: int = 8  # offline backend: sentences per forward pass
     extra: Mapping[str, str] = field(default_factory=dict)
@@ -143,6 +149,7 @@ class Translator(Protocol):
 
     def translate_page(self, segments: Sequence[Segment], context: Sequence[ContextPage] = (),
                        glossary: Sequence[GlossaryEntry] = (), cancel: CancelFn | None = None,
-                       page_name: str = "", on_tokens: TokensFn | None = None) -> PageResult: ...
+                       page_name: str = "", on_tokens: TokensFn | None = None, memory=None, examples=(),
+                       page_image=None) -> PageResult: ...
 
     def close(self) -> None: ...

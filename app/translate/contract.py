@@ -39,16 +39,33 @@ line of dialogue: translate it like any other.
 unchanged. Never merge, split, skip or reorder segments across ids.
 - A segment that is only punctuation or a sound effect still gets an entry (translated or kept)."""
 
+MEMORY_RULES = """
+- The request's "memory" is what is known of the story so far: characters (their names in \
+{target} and how they speak), terms, and a summary. Keep those names and that tone. The \
+"examples" are earlier lines a person translated: follow their choices.
+- In your answer's "memory", list only the characters and terms that are new or changed on this \
+page ("source" as written, "target" in {target}, "notes" such as gender and speech register), \
+and a "summary" of the story so far in at most three sentences."""
+
+IMAGE_RULE = """
+- The image is the page; each segment's box is drawn on it, labelled with the segment's id. Use \
+it to tell who speaks and what is happening; translate only the segments' text."""
+
 
 def request_ids(count: int) -> list[str]:
     """The ids segments carry in a request: b1..bN in reading order."""
     return [f"b{i + 1}" for i in range(count)]
 
 
-def system_message(source_lang: str, target_lang: str, glossary: Sequence[GlossaryEntry] = ()) -> dict:
+def system_message(source_lang: str, target_lang: str, glossary: Sequence[GlossaryEntry] = (),
+                   memory: bool = False, image: bool = False) -> dict:
     """The task and the rules; the glossary follows as data. Everything here stays the same from
     page to page of a run (the glossary only grows), so the server's prompt cache keeps it."""
     content = SYSTEM_PROMPT.format(source=language_name(source_lang), target=language_name(target_lang))
+    if memory:
+        content += MEMORY_RULES.format(target=language_name(target_lang))
+    if image:
+        content += IMAGE_RULE
     if glossary:
         terms = [{"source": g.source, "target": g.target, **({"note": g.note} if g.note else {})} for g in glossary]
         content += "\n\nGlossary (data, JSON): " + _dumps(terms)
@@ -73,9 +90,13 @@ def context_messages(context: Sequence[ContextPage], source_lang: str = "", targ
 
 
 def page_message(segments: Sequence[tuple[str, str]], source_lang: str, target_lang: str, page_name: str = "",
-                 glossary: Sequence[GlossaryEntry] = (), note: str = "") -> dict:
+                 glossary: Sequence[GlossaryEntry] = (), note: str = "", memory: dict | None = None,
+                 examples: Sequence[tuple[str, str]] = (), image_url: str = "") -> dict:
     """The last user message: `segments` are (request id, text) pairs. `glossary` here is only
-    for callers that send it with the page; the backend sends it in the system message."""
+    for callers that send it with the page; the backend sends it in the system message. The
+    story `memory` and the `examples` change from page to page, so they come here, after the
+    part of the request that the server's cache keeps. `image_url`: the page as a data URL
+    (the message's content is then a text part and an image part)."""
     body = {"task": "translate",
             "source_language": language_name(source_lang) if source_lang else "auto-detect",
             "target_language": language_name(target_lang)}
@@ -84,33 +105,61 @@ def page_message(segments: Sequence[tuple[str, str]], source_lang: str, target_l
     if glossary:
         body["glossary"] = [{"source": g.source, "target": g.target, **({"note": g.note} if g.note else {})}
                             for g in glossary]
+    if memory:
+        body["memory"] = memory
+    if examples:
+        body["examples"] = [{"source": a, "target": b} for a, b in examples]
     if note:
         body["note"] = note
     body["segments"] = [{"id": i, "text": t} for i, t in segments]
+    if image_url:
+        return {"role": "user", "content": [{"type": "text", "text": _dumps(body)},
+                                            {"type": "image_url", "image_url": {"url": image_url}}]}
     return {"role": "user", "content": _dumps(body)}
 
 
 def build_messages(segments: Sequence[tuple[str, str]], context: Sequence[ContextPage], glossary: Sequence[GlossaryEntry],
-                   source_lang: str, target_lang: str, page_name: str = "", note: str = "") -> list[dict]:
-    """system (task, rules, glossary) -> context pages oldest first -> the page: what does not
-    change from page to page comes first."""
-    return [system_message(source_lang, target_lang, glossary), *context_messages(context, source_lang, target_lang),
-            page_message(segments, source_lang, target_lang, page_name, (), note)]
+                   source_lang: str, target_lang: str, page_name: str = "", note: str = "",
+                   memory: dict | None = None, examples: Sequence[tuple[str, str]] = (), image_url: str = "",
+                   ask_memory: bool = False, images: bool = False) -> list[dict]:
+    """system (task, rules, glossary) -> context pages oldest first -> the page (with the story
+    memory, examples and image): what does not change from page to page comes first."""
+    return [system_message(source_lang, target_lang, glossary, memory=ask_memory, image=images),
+            *context_messages(context, source_lang, target_lang),
+            page_message(segments, source_lang, target_lang, page_name, (), note, memory, examples, image_url)]
 
 
-def response_schema(ids: Sequence[str]) -> dict:
+MEMORY_ITEMS = 8  # characters and terms an answer may propose
+
+
+def _memory_schema() -> dict:
+    item = {"type": "object", "additionalProperties": False, "required": ["source", "target", "notes"],
+            "properties": {"source": {"type": "string"}, "target": {"type": "string"}, "notes": {"type": "string"}}}
+    return {"type": "object", "additionalProperties": False, "required": ["characters", "terms", "summary"],
+            "properties": {"characters": {"type": "array", "maxItems": MEMORY_ITEMS, "items": item},
+                           "terms": {"type": "array", "maxItems": MEMORY_ITEMS, "items": item},
+                           "summary": {"type": "string"}}}
+
+
+def response_schema(ids: Sequence[str], memory: bool = False) -> dict:
     """`response_format` asking for {"translations": [{"id", "text"}]}: exactly one item per id
     (the array's minItems = maxItems = the page's count, ids from the page). The bound is what
     keeps a small model from appending items until the timeout: a grammar-constrained server
     (llama.cpp, vLLM, Ollama) cannot write past it."""
     n = len(ids)
-    return {"type": "json_schema", "json_schema": {"name": "page_translation", "strict": True, "schema": {
+    out = {"type": "json_schema", "json_schema": {"name": "page_translation", "strict": True, "schema": {
         "type": "object", "additionalProperties": False, "required": ["translations"],
         "properties": {"translations": {"type": "array", "minItems": n, "maxItems": n, "items": {
             "type": "object", "additionalProperties": False, "required": ["id", "text"],
             "properties": {"id": {"type": "string", "enum": list(ids)}, "text": {"type": "string"}}}}}}}}
+    if memory:  # after the translations: a cut answer loses the memory, not the translations
+        schema = out["json_schema"]["schema"]
+        schema["required"] = ["translations", "memory"]
+        schema["properties"]["memory"] = _memory_schema()
+    return out
 
 
+MEMORY_TOKENS = 220  # what the answer's memory object may take on top of the translations
 MAX_TOKENS_FLOOR = 256
 
 
@@ -132,8 +181,18 @@ def estimate_tokens(text: str) -> int:
     return wide + math.ceil((len(text) - wide) / 4)
 
 
+IMAGE_TOKENS = 1100  # an image part, as providers count a page scaled to ~1568 px (varies by provider)
+
+
+def _content_tokens(content) -> int:
+    if isinstance(content, str):
+        return estimate_tokens(content)
+    return sum(estimate_tokens(p.get("text", "")) if p.get("type") == "text" else IMAGE_TOKENS
+               for p in content if isinstance(p, dict))
+
+
 def messages_tokens(messages: Sequence[dict]) -> int:
-    return sum(estimate_tokens(m["content"]) + 4 for m in messages)
+    return sum(_content_tokens(m["content"]) + 4 for m in messages)
 
 
 def trim_context(context: Sequence[ContextPage], budget: int) -> list[ContextPage]:
@@ -167,6 +226,7 @@ class Answer:
     unknown: tuple[str, ...] = ()
     duplicates: tuple[str, ...] = ()
     ok: bool = True
+    memory: dict | None = None  # the answer's "memory" object, when it has one
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.DOTALL)
@@ -277,9 +337,12 @@ def read_answer(reply: str, ids: Sequence[str]) -> Answer:
     wanted = set(ids)
     reply = strip_reasoning(reply or "")
     pairs = None
+    memory = None
     for candidate in _candidates(reply):
         pairs = _items(candidate)
         if pairs:
+            if isinstance(candidate, dict) and isinstance(candidate.get("memory"), dict):
+                memory = candidate["memory"]
             break
     if not pairs:  # cut-off or broken JSON: keep the complete {"id", "text"} objects after the
         # last complete JSON value (inside one, such as an echo of the request, they are not answers)
@@ -301,4 +364,4 @@ def read_answer(reply: str, ids: Sequence[str]) -> Answer:
             duplicates.append(rid)
             continue
         texts[rid] = text.strip()
-    return Answer(texts, tuple(unknown), tuple(duplicates))
+    return Answer(texts, tuple(unknown), tuple(duplicates), memory=memory)

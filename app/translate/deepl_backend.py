@@ -49,7 +49,8 @@ class DeepLTranslator:
 
     def translate_page(self, segments: Sequence[Segment], context: Sequence[ContextPage] = (),
                        glossary: Sequence[GlossaryEntry] = (), cancel: CancelFn | None = None,
-                       page_name: str = "", on_tokens=None) -> PageResult:
+                       page_name: str = "", on_tokens=None, memory=None, examples=(),
+                       page_image=None) -> PageResult:
         if not segments:
             return PageResult({})
         s = self.settings

@@ -84,7 +84,8 @@ class MarianTranslator:
 
     def translate_page(self, segments: Sequence[Segment], context: Sequence[ContextPage] = (),
                        glossary: Sequence[GlossaryEntry] = (), cancel: CancelFn | None = None,
-                       page_name: str = "", on_tokens=None) -> PageResult:
+                       page_name: str = "", on_tokens=None, memory=None, examples=(),
+                       page_image=None) -> PageResult:
         texts = self.translate_texts([s.text for s in segments], cancel)
         out = {seg.id: t for seg, t in zip(segments, texts, strict=True) if t}
         return PageResult(out, tuple(s.id for s in segments if s.id not in out),

@@ -50,6 +50,7 @@ from app.translate.base import (
 )
 from app.translate.capabilities import FORMATS, Capabilities, CapabilityStore
 from app.translate.languages import looks_untranslated
+from app.translate.memory import StoryMemory, memory_from_dict
 from app.translate.presets import DEFAULT_URL, preset_for_url
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,13 @@ class _LengthRefused(Exception):
 
 class _StreamEmpty(Exception):
     """A streamed request brought no chunk at all: the server does not stream."""
+
+
+class _ImagesRefused(Exception):
+    """The model does not take image parts."""
+
+
+_IMAGE_WORDS = ("image", "vision", "multimodal", "mmproj", "image_url", "multi-modal")
 
 
 @dataclass
@@ -98,6 +106,18 @@ class _Page:
     first_token_s: float = 0.0
     tokens: int = 0
     error: TranslationError | None = None
+    memory: dict | None = None  # the first "memory" object an answer of the page brought
+    image_sent: bool = False
+
+
+@dataclass
+class _Extras:
+    """What goes with the page besides its segments: the story memory, examples, the image."""
+
+    memory: dict | None = None
+    examples: tuple = ()
+    image_url: str = ""
+    ask_memory: bool = False
 
 
 class OpenAITranslator:
@@ -125,6 +145,7 @@ class OpenAITranslator:
         self._n_ctx_read = False
         self._anchor: str | None = None  # the first context page of the previous request (cache)
         self._glossary: list[GlossaryEntry] = []  # every entry sent in this run, first seen first
+        self._extras = _Extras()
         self._loop = asyncio.new_event_loop()
         self._client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
                                           timeout=self._http_timeout())
@@ -151,7 +172,11 @@ class OpenAITranslator:
     # -- the interface ---------------------------------------------------------------------------
     def translate_page(self, segments: Sequence[Segment], context: Sequence[ContextPage] = (),
                        glossary: Sequence[GlossaryEntry] = (), cancel: CancelFn | None = None,
-                       page_name: str = "", on_tokens: TokensFn | None = None) -> PageResult:
+                       page_name: str = "", on_tokens: TokensFn | None = None, memory: StoryMemory | None = None,
+                       examples=(), page_image=None) -> PageResult:
+        """`memory`: the story so far (None: no memory is sent nor asked for); `examples`:
+        (source, target) pairs a person translated; `page_image`: the page (a PIL image) to send
+        with the segments' boxes drawn, when the model takes images (settings.page_image)."""
         if not segments:
             return PageResult({})
         for g in glossary:
@@ -161,6 +186,15 @@ class OpenAITranslator:
         by_rid = dict(zip(ids, segments, strict=True))
         state = _Page()
         self._read_context_size(cancel)
+        extras = _Extras(examples=tuple(examples))
+        if memory is not None and self.settings.memory:
+            extras.ask_memory = True
+            extras.memory = memory.for_prompt([by_rid[r].text for r in ids]) or None
+        if page_image is not None and self._images_wanted():
+            from app.translate.page_image import page_data_url
+
+            extras.image_url = page_data_url(page_image, [(r, by_rid[r].box) for r in ids], self.settings.image_max_side)
+        self._extras = extras
         window = self._context_window(context, [by_rid[r].text for r in ids])
         try:
             self._translate(ids, by_rid, window, page_name, cancel, on_tokens, state, split_ok=True)
@@ -180,7 +214,17 @@ class OpenAITranslator:
             untranslated={by_rid[r].id: t for r, t in state.untranslated.items() if r not in state.texts},
             error=str(state.error) if state.error is not None else "",
             fatal=bool(state.error is not None and state.error.fatal), translator=self.name,
-            cached_tokens=state.cached, first_token_s=state.first_token_s, reasons=reasons)
+            cached_tokens=state.cached, first_token_s=state.first_token_s, reasons=reasons,
+            memory=_proposed_memory(state.memory, [s.text for s in segments]) if state.memory else None,
+            image_sent=state.image_sent)
+
+    def takes_images(self) -> bool:
+        """Whether a page image would be sent (so that the caller loads one only then)."""
+        return self._images_wanted()
+
+    def _images_wanted(self) -> bool:
+        mode = self.settings.page_image
+        return mode == "on" or (mode == "auto" and self.caps.images != "no")
 
     def list_models(self, cancel: CancelFn | None = None) -> list[str]:
         """The model ids the server offers (GET /models): what "Test connection" shows."""
@@ -215,14 +259,31 @@ class OpenAITranslator:
         while todo and rounds < 2 + len(rids):
             rounds += 1
             note = _AGAIN_NOTE.format(target=s.target_lang) if asked_again or rounds > 1 else ""
+            x = self._extras
             messages = contract.build_messages([(r, by_rid[r].text) for r in todo], context, self._glossary,
-                                               s.source_lang, s.target_lang, page_name, note)
+                                               s.source_lang, s.target_lang, page_name, note, x.memory,
+                                               x.examples, x.image_url, x.ask_memory, bool(x.image_url))
             try:
                 reply = self._request(messages, todo, [by_rid[r].text for r in todo], cancel, on_tokens, state)
             except _LengthRefused as exc:
                 self._shorten(todo, by_rid, context, page_name, cancel, on_tokens, state, split_ok, str(exc))
                 return
+            except _ImagesRefused as exc:
+                self._extras = replace(x, image_url="")
+                self.caps = replace(self.caps, images="no")
+                self.store.put(self.server, self.settings.model, self.caps)
+                state.notes.append(f"the model does not take images ({_short(str(exc))}); the page goes as text "
+                                   "only (remembered for this server and model)")
+                rounds -= 1
+                continue
+            if x.image_url:
+                state.image_sent = True
+                if self.caps.images != "yes":
+                    self.caps = replace(self.caps, images="yes")
+                    self.store.put(self.server, self.settings.model, self.caps)
             answer = contract.read_answer(reply.text, todo)
+            if answer.memory is not None and state.memory is None:
+                state.memory = answer.memory
             if not answer.ok:
                 state.notes.append(f"answer {state.requests} was not the JSON asked for: {_snippet(reply.text)}")
             if answer.unknown:
@@ -297,8 +358,13 @@ class OpenAITranslator:
         budget = self.settings.context_tokens
         if self._n_ctx:
             page = sum(contract.estimate_tokens(t) + 12 for t in texts) + 120
-            system = contract.messages_tokens([contract.system_message(self.settings.source_lang,
-                                                                       self.settings.target_lang, self._glossary)])
+            system = contract.messages_tokens([contract.system_message(
+                self.settings.source_lang, self.settings.target_lang, self._glossary, self._extras.ask_memory,
+                bool(self._extras.image_url))])
+            if self._extras.image_url:
+                system += contract.IMAGE_TOKENS
+            if self._extras.memory:
+                system += contract.estimate_tokens(str(self._extras.memory))
             room = self._n_ctx - system - page - self._max_tokens(texts) - 64
             if room < budget:
                 budget = max(0, room)
@@ -307,7 +373,7 @@ class OpenAITranslator:
     def _max_tokens(self, texts: Sequence[str]) -> int:
         if self.settings.max_tokens > 0:
             return self.settings.max_tokens
-        need = contract.answer_budget(texts)
+        need = contract.answer_budget(texts) + (contract.MEMORY_TOKENS if self._extras.ask_memory else 0)
         if self._n_ctx:
             need = min(need, max(contract.MAX_TOKENS_FLOOR, self._n_ctx // 2))
         return need
@@ -320,7 +386,7 @@ class OpenAITranslator:
         if caps.temperature:
             kwargs["temperature"] = self.settings.temperature
         if caps.format == "schema":
-            kwargs["response_format"] = contract.response_schema(ids)
+            kwargs["response_format"] = contract.response_schema(ids, memory=self._extras.ask_memory)
         elif caps.format == "json":
             kwargs["response_format"] = {"type": "json_object"}
         return kwargs
@@ -342,6 +408,8 @@ class OpenAITranslator:
                 continue
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 msg = _message(exc)
+                if self._extras.image_url and _about_images(msg):
+                    raise _ImagesRefused(msg) from None
                 if _about_length(msg):
                     raise _LengthRefused(msg) from None
                 if not self._confirmed and self._degrade(msg):
@@ -349,6 +417,8 @@ class OpenAITranslator:
                 raise self._error(exc) from None
             except (openai.RateLimitError, openai.InternalServerError) as exc:
                 msg = _message(exc)
+                if self._extras.image_url and _about_images(msg):
+                    raise _ImagesRefused(msg) from None
                 if _about_length(msg):
                     raise _LengthRefused(msg) from None
                 status = getattr(exc, "status_code", 0)
@@ -590,6 +660,16 @@ class OpenAITranslator:
             return []
 
 
+def _proposed_memory(raw: dict, texts: Sequence[str]) -> StoryMemory | None:
+    """The model's memory proposals, keeping only the names and terms written on the page (a
+    small model invents entries, or names them after the request's ids)."""
+    memory = memory_from_dict(raw, by_user=False)
+    joined = "\n".join(texts)
+    memory = replace(memory, characters=tuple(c for c in memory.characters if c.source in joined),
+                     terms=tuple(t for t in memory.terms if t.source in joined))
+    return None if memory.empty else memory
+
+
 def _is_loopback(url: str) -> bool:
     from urllib.parse import urlsplit
 
@@ -650,6 +730,11 @@ def _message(exc) -> str:
         if isinstance(inner, str):
             return inner[:300]
     return str(getattr(exc, "message", exc))[:300]
+
+
+def _about_images(msg: str) -> bool:
+    low = msg.lower()
+    return any(word in low for word in _IMAGE_WORDS)
 
 
 def _about_length(msg: str) -> bool:

@@ -95,8 +95,8 @@ def test_panels_are_ordered_tiers_then_right_to_left():
     assert order_panels([upper, lower, tall], "rtl") == [tall, upper, lower]
     assert order_panels([upper, lower, tall], "ltr") == [upper, lower, tall]
     # slanted tiers whose boxes overlap by a little are still tiers
-    t1, t2, t3 = (0, 0, 300, 420), (310, 0, 600, 400), (0, 395, 600, 800)
-    assert order_panels([t3, t1, t2], "rtl") == [t2, t1, t3]
+    t1, t2, t3, t4 = (0, 0, 290, 405), (310, 0, 600, 400), (0, 395, 290, 800), (310, 392, 600, 800)
+    assert order_panels([t3, t1, t4, t2], "rtl") == [t2, t1, t4, t3]
 
 
 def test_comics_read_left_to_right():
@@ -202,9 +202,10 @@ def test_overlapping_panel_boxes_that_the_gutter_separates_are_kept():
     layout = panel_layout(gray, "rtl")
     assert len(layout.panels) == 2 and layout.sure
     assert layout.panels[0][1] < 20 and layout.panels[1][1] > 400
-    # a box in the lower panel lies in both boxes: it belongs to the lower (smaller) one
-    lower, upper_right = (100, 500, 160, 600), (450, 500, 510, 600)
-    assert reading_order([lower, upper_right], "rtl", list(layout.panels)) == [1, 0]
+    # a box in the lower panel lies in both boxes: it belongs to the lower (smaller) one, read
+    # after every box of the L-shaped panel
+    lower, upper_right, top_left = (100, 500, 160, 600), (450, 500, 510, 600), (50, 50, 110, 150)
+    assert reading_order([lower, upper_right, top_left], "rtl", list(layout.panels)) == [1, 2, 0]
 
 
 def _block(n, box):

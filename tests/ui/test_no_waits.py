@@ -35,13 +35,27 @@ class Pipe:
         self._timer.daemon = True
         self._timer.start()
 
+    _fd: int | None = None
+
+    def has_reader(self) -> bool:
+        """Is a reader blocked on the page now? (Opening the write end without blocking succeeds
+        only then; the end is kept open, so the reader goes on waiting, now in read().)"""
+        with self._lock:
+            if self._fd is None and not self.released.is_set():
+                try:
+                    self._fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+                except OSError:  # ENXIO: nobody reads it yet
+                    return False
+            return self._fd is not None
+
     def release(self) -> None:
         with self._lock:
             if self.released.is_set():
                 return
             self.released.set()
             self._timer.cancel()
-            fd = os.open(self.path, os.O_WRONLY)  # the reader is waiting in open()
+            fd = self._fd if self._fd is not None else os.open(self.path, os.O_WRONLY)  # the reader waits in open()
+            os.set_blocking(fd, True)
             try:
                 os.write(fd, self.data)
             finally:
@@ -66,8 +80,8 @@ def test_opening_another_source_does_not_wait_for_the_thumbnails(make_window, tm
     w = make_window()
     with qtbot.waitSignal(w.page_list.signals.loaded, timeout=20000):  # the first thumbnail
         session.open_path(w, vol)
-    qtbot.wait(100)
-    assert w.page_list.pool.activeThreadCount() == 1  # reading a-002.png: blocked
+    qtbot.waitUntil(pipe.has_reader, timeout=20000)  # the thumbnail job is blocked reading a-002.png
+    assert w.page_list.pool.activeThreadCount() == 1
     assert session.open_path(w, pages)
     assert not pipe.released.is_set(), "opening the new source waited for the old thumbnail job"
     assert w.doc.source == str(pages) and w.page_list.count() == 3
@@ -86,7 +100,7 @@ def test_exit_says_when_background_work_did_not_stop(make_window, tmp_path, qtbo
     w.stop_timeout_ms = 300
     with qtbot.waitSignal(w.host.worker.progressed, timeout=60000):  # models loaded, about to read p.png
         w.host.submit("pages", str(vol), {"pages": ["p.png"]}, names=("p.png",))
-    qtbot.wait(200)
+    qtbot.waitUntil(pipe.has_reader, timeout=20000)  # the worker is blocked reading p.png
     with caplog.at_level(logging.WARNING, logger="app.ui.common.threads"):
         assert w.shutdown() is False
     assert not pipe.released.is_set()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import zipfile
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -172,3 +173,120 @@ def test_export_menu_writes_cbz_and_psd(translated, tmp_path, qtbot):
     lettered = [f"block {b.order}" for b in w.doc.page("page-001.png").blocks if b.translation]
     assert [layer.name for layer in psd] == ["original", "cleaned", "inpainting patches", *reversed(lettered)]
     assert "Exported 3 file(s)" in w.status_label.text()
+
+
+def _visible_progress(w):
+    from PySide6.QtWidgets import QProgressDialog
+
+    return [d for d in w.findChildren(QProgressDialog) if d.isVisible()]
+
+
+@pytest.mark.parametrize("fmt", ["png", "jpg", "webp", "cbz", "pdf", "psd"])
+def test_the_export_dialog_closes_when_the_export_ends(translated, tmp_path, qtbot, monkeypatch, fmt):
+    w = translated
+    exporter = w.page_exporter
+    monkeypatch.setattr(type(exporter), "MIN_DURATION_MS", 0)  # shown at once, as a long export would be
+    out = tmp_path / (f"v.{fmt}" if fmt in ("cbz", "pdf") else "out")
+    with qtbot.waitSignal(exporter.finished, timeout=120000) as sig:
+        exporter.start(fmt, str(out))
+        qtbot.waitUntil(lambda: bool(_visible_progress(w)) or exporter.dialog is None, timeout=10000)
+    assert sig.args == ["done"] and out.exists()
+    assert _visible_progress(w) == [], "the progress dialog is gone"
+    assert "Exported" in w.status_label.text()
+
+
+def test_the_export_dialog_closes_on_an_error_and_says_why(translated, tmp_path, qtbot, monkeypatch):
+    """The second page cannot be written (a folder stands in its place): after the first page's
+    progress the dialog is up; the failure closes it and the notice says why."""
+    w = translated
+    exporter = w.page_exporter
+    monkeypatch.setattr(type(exporter), "MIN_DURATION_MS", 0)
+    out = tmp_path / "out"
+    (out / "page-002.png").mkdir(parents=True)
+    seen = []
+    exporter.signals.progressed.connect(lambda *_: seen.append(bool(_visible_progress(w))))
+    with qtbot.waitSignal(exporter.finished, timeout=60000) as sig:
+        exporter.start("png", str(out))
+    assert sig.args == ["failed"] and seen and seen[0], "the dialog was up during the export"
+    assert _visible_progress(w) == [], "and is gone after the failure"
+    text = w.notice.label.text().replace("\u200b", "")  # the notice lets long paths wrap
+    assert w.notice.kind == "error" and "Export failed" in text and "page-002.png: cannot write the export" in text
+
+
+def test_translated_page_exports_start_where_the_last_export_went(translated, tmp_path, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    w = translated
+    exporter = w.page_exporter
+    asked = []
+    folder = tmp_path / "exports"
+    folder.mkdir()
+
+    def pick_folder(_parent, _title, start):
+        asked.append(Path(start))
+        return str(folder / "psd")
+
+    def pick_file(_parent, _title, start, _filter):
+        asked.append(Path(start).parent)
+        return str(folder / "v.cbz"), ""
+
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", pick_folder)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", pick_file)
+    with qtbot.waitSignal(exporter.finished, timeout=60000):
+        exporter.choose("psd")
+    assert asked[0] == Path(w.doc.source).parent  # the first export: beside the volume
+    with qtbot.waitSignal(exporter.finished, timeout=60000):
+        exporter.choose("cbz")
+    assert asked[1] == folder / "psd"  # then where the last export went
+    with qtbot.waitSignal(exporter.finished, timeout=60000):
+        exporter.choose("psd")
+    assert asked[2] == folder  # the CBZ's folder
+    assert w.settings.export_dir == str(folder / "psd")
+
+
+def _sizes(w):
+    return [layer.layout.size for _b, layer in w.render_ctl.result.layers if layer.layout.fits]
+
+
+def test_page_and_project_lettering_sizes_from_the_view_menu_are_undoable(translated, qtbot):
+    from collections import Counter
+
+    w = translated
+    ctl = w.render_ctl
+    w.edit(lambda p: replace(p, blocks=tuple(replace(b, translation="Wait for me, please!") for b in p.blocks)),
+           "translate")
+    w.style_panel.changed.emit("min_size", 6)
+    ctl.set_mode("translated")
+    wait_rendered(ctl)
+    w.undo_stack.setClean()
+    each = _sizes(w)
+    assert len(set(each)) >= 3, each  # the bubbles differ, so do their largest sizes
+    ctl.project_size_actions["one"].trigger()
+    wait_rendered(ctl)
+    one = _sizes(w)
+    assert w.doc.project.sizes == "one" and w.is_dirty()
+    assert Counter(one).most_common(1)[0][1] >= 2 / 3 * len(one) and all(a <= b for a, b in zip(one, each))
+    ctl.page_size_actions["each"].trigger()  # the page's own choice wins over the project's
+    wait_rendered(ctl)
+    assert w.doc.page(w.current).sizes == "each" and _sizes(w) == each
+    w.undo_stack.undo()
+    wait_rendered(ctl)
+    assert w.doc.page(w.current).sizes is None and _sizes(w) == one
+    w.undo_stack.undo()
+    wait_rendered(ctl)
+    assert w.doc.project.sizes == "each" and _sizes(w) == each
+
+
+def test_blocks_below_their_minimum_are_named_and_selectable(translated, qtbot):
+    w = translated
+    ctl = w.render_ctl
+    ctl.set_mode("translated")
+    wait_rendered(ctl)
+    w.style_panel.changed.emit("min_size", 60)  # the project's minimum: more than most bubbles hold
+    wait_rendered(ctl)
+    small = [b for b in ctl.result.below_min()]
+    assert small
+    numbers = ", ".join(str(b.order) for b in small)
+    assert f"{numbers} set below the minimum size" in w.status_label.text()
+    ctl.select_small.trigger()
+    assert sorted(w.view.selected_ids()) == sorted(b.id for b in small)

@@ -126,6 +126,18 @@ class Questions:
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
 
+    def insecure_key(self, parent, server: str) -> bool:
+        """Send an API key over plain http:// to another machine (`server`)?"""
+        if "insecure_key" in self.answers:
+            return bool(self.answers["insecure_key"])
+        answer = QMessageBox.warning(
+            parent, "Send the key unencrypted?",
+            f"{server} is reached over plain http:// on another machine: anyone on the network path can "
+            "read the API key sent with each request.\n\nUse an https:// address if the server has one. "
+            "Send the key over http:// anyway (until the app closes)?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
     def restore_autosave(self, parent, source: str) -> bool:
         """After a crash: restore the autosaved edits of `source`?"""
         if "restore_autosave" in self.answers:

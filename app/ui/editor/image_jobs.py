@@ -1,10 +1,12 @@
 """Page images decoded off the GUI thread (QThreadPool): thumbnails and full pages.
 
-A job opens its own Source (archives are not shared across threads), decodes the named pages
-and emits QImages (safe to pass between threads; QPixmaps are made on the GUI thread).
+The jobs share one opened Source per path while it is unchanged on disk (an archive's reads are
+serialised by its lock), decode the named pages and emit QImages (safe to pass between
+threads; QPixmaps are made on the GUI thread).
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from PySide6.QtCore import QObject, QRunnable, Signal
@@ -28,6 +30,50 @@ class ImageJobSignals(QObject):
     failed = Signal(int, str, str)  # request id, page name, message
 
 
+_shared_lock = threading.Lock()
+_current: dict = {}  # "key": (path, stat), "source": the Source the jobs share while it is unchanged
+_users: dict[int, list] = {}  # id(source) -> [source, jobs using it]
+
+
+def _stat_key(path: str):
+    st = os.stat(path)
+    return (path, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def acquire_source(path: str):
+    """The source at `path`, opened once and shared by the jobs while it is unchanged on disk
+    (listing a 10,000-page archive takes a second, which every page view and thumbnail batch
+    would pay again). Archive reads are serialised by the source's own lock."""
+    from app.core.sources import open_source
+
+    with _shared_lock:
+        try:
+            key = _stat_key(path)
+        except OSError:
+            key = None  # gone: open_source says so, naming it
+        source = _current.get("source")
+        if source is None or key is None or _current.get("key") != key:
+            old = _current.get("source")
+            source = open_source(path)
+            _current.update(key=key, source=source)
+            if old is not None and _users.get(id(old), [None, 0])[1] == 0:
+                _users.pop(id(old), None)
+                old.close()
+        _users.setdefault(id(source), [source, 0])[1] += 1
+        return source
+
+
+def release_source(source) -> None:
+    with _shared_lock:
+        entry = _users.get(id(source))
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] == 0 and _current.get("source") is not source:
+            _users.pop(id(source))
+            source.close()  # replaced by a newer source while in use: its last user closes it
+
+
 class ImageJob(QRunnable):
     """Decode `names` from the source at `source_path`; `max_side` > 0 makes thumbnails."""
 
@@ -42,10 +88,8 @@ class ImageJob(QRunnable):
         self.cancel = cancel or threading.Event()
 
     def run(self) -> None:
-        from app.core.sources import open_source
-
         try:
-            source = open_source(self.source_path)
+            source = acquire_source(self.source_path)
         except Exception as exc:  # noqa: BLE001 - thread boundary: report, never crash the pool
             for name in self.names:
                 self.signals.failed.emit(self.req_id, name, str(exc))
@@ -65,4 +109,4 @@ class ImageJob(QRunnable):
                 except Exception as exc:  # noqa: BLE001 - thread boundary
                     self.signals.failed.emit(self.req_id, name, f"{name}: {type(exc).__name__}: {exc}")
         finally:
-            source.close()
+            release_source(source)

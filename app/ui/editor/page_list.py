@@ -1,9 +1,13 @@
-"""The page list: one row per page with a thumbnail made in the background and a status mark."""
+"""The page list: one row per page with a thumbnail made in the background and a status mark.
+
+Thumbnails are made for the rows in view (and a screenful around them) as they come into view,
+so a 10,000-page archive opens at once and holds only the thumbnails looked at.
+"""
 from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QSize, Qt, QThreadPool, Signal
+from PySide6.QtCore import QSize, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
@@ -12,6 +16,7 @@ from app.ui.common.threads import track_pool
 from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
 
 THUMB = 96  # thumbnail longest side, pixels
+AHEAD = 30  # rows beyond the visible ones whose thumbnails are made too
 NAME_ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -44,7 +49,12 @@ class PageList(QListWidget):
         self._cancel = threading.Event()
         self._req = 0
         self._syncing = False
+        self._items: dict[str, QListWidgetItem] = {}
+        self._source = ""
+        self._requested: set[str] = set()  # pages whose thumbnail was asked for (this source)
+        self._more = QTimer(self, singleShot=True, interval=0, timeout=self._request_visible)
         self.currentItemChanged.connect(self._on_current)
+        self.verticalScrollBar().valueChanged.connect(lambda _v: self._more.start())
 
     def set_pages(self, source_path: str, pages: list[Page]) -> None:
         """Fill the list and start making thumbnails. The previous job is cancelled, not waited
@@ -53,38 +63,63 @@ class PageList(QListWidget):
         self._cancel.set()
         self.pool.clear()  # jobs not started yet
         self._syncing = True
+        self.setUpdatesEnabled(False)
         self.clear()
+        self._items = {}
         icon = _placeholder()
-        for page in pages:
+        for row, page in enumerate(pages):
             item = QListWidgetItem(icon, "")
             item.setData(NAME_ROLE, page.name)
             self.addItem(item)
-            self.update_page(page, item)
+            self._items[page.name] = item
+            self._label(page, item, row)
+        self.setUpdatesEnabled(True)
         self._syncing = False
-        if pages:
-            self._req += 1
-            self._cancel = threading.Event()
-            self.pool.start(ImageJob(self.signals, self._req, source_path, [p.name for p in pages],
-                                     max_side=THUMB, cancel=self._cancel))
+        self._source = source_path
+        self._requested = set()
+        self._req += 1
+        self._cancel = threading.Event()
+        self._request_visible(first=min(len(pages), AHEAD * 2))
+
+    def _request_visible(self, first: int = 0) -> None:
+        """Thumbnails for the rows in view and AHEAD rows around them not asked for yet (at least
+        the `first` rows: the list may not be laid out yet)."""
+        if not self.count():
+            return
+        top = self.indexAt(self.viewport().rect().topLeft()).row()
+        bottom = self.indexAt(self.viewport().rect().bottomLeft()).row()
+        top = 0 if top < 0 else top
+        bottom = max(first - 1, bottom if bottom >= 0 else top + AHEAD)
+        rows = range(max(0, top - AHEAD), min(self.count(), bottom + AHEAD + 1))
+        names = [self.item(r).data(NAME_ROLE) for r in rows]
+        names = [n for n in names if n not in self._requested]
+        if names:
+            self._requested.update(names)
+            self.pool.start(ImageJob(self.signals, self._req, self._source, names, max_side=THUMB,
+                                     cancel=self._cancel))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override: more rows may be in view
+        super().resizeEvent(event)
+        self._more.start()
 
     def _item(self, name: str) -> QListWidgetItem | None:
-        for i in range(self.count()):
-            if self.item(i).data(NAME_ROLE) == name:
-                return self.item(i)
-        return None
+        return self._items.get(name)
 
     def update_page(self, page: Page, item: QListWidgetItem | None = None) -> None:
         """Refresh the label: index, name, block count, done / error marks."""
         item = item or self._item(page.name)
         if item is None:
             return
+        self._label(page, item, self.row(item))
+
+    def _label(self, page: Page, item: QListWidgetItem, row: int) -> None:
         if page.error:
             state = "⚠ error"
         elif page.processed:
             state = f"✓ {len(page.blocks)} block{'s' if len(page.blocks) != 1 else ''}"
         else:
             state = "not read yet"
-        item.setText(f"{self.row(item) + 1}  {page.name}\n{state}")
+        item.setText(f"{row + 1}  {page.name}\n{state}")
         item.setToolTip(page.error or page.name)
 
     def select_page(self, name: str) -> None:

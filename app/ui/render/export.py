@@ -48,9 +48,11 @@ class ExportJob(QRunnable):
 
 
 class PageExporter(QObject):
-    """The menu entries and the running export (one at a time)."""
+    """The menu entries and the running export (one at a time). The progress dialog closes when
+    the export ends, however it ends; the file dialogs start where the last export went."""
 
     finished = Signal(str)  # "done" | "cancelled" | "failed" (tests)
+    MIN_DURATION_MS = 300  # the progress dialog shows when an export takes longer than this
 
     def __init__(self, window, controller):
         super().__init__(window)
@@ -73,7 +75,9 @@ class PageExporter(QObject):
         w = self.w
         if w.doc.project is None:
             return
-        start = str(Path(w.settings.last_dir or Path.home()))
+        from app.core.settings import export_folder
+
+        start = str(export_folder(w.settings, w.doc.source))
         stem = Path(w.doc.source).stem + "-translated"
         if kind in ("cbz", "pdf"):
             flt = "Comic book archive (*.cbz)" if kind == "cbz" else "PDF (*.pdf)"
@@ -102,11 +106,11 @@ class PageExporter(QObject):
         self.dialog = QProgressDialog("Rendering pages…", "Cancel", 0, max(1, len(project.pages)), w)
         self.dialog.setWindowTitle("Export translated pages")
         self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        self.dialog.setMinimumDuration(300)
+        self.dialog.setMinimumDuration(self.MIN_DURATION_MS)
         self.dialog.setAutoReset(False)
         self.dialog.setAutoClose(False)
         self.dialog.canceled.connect(self.cancel.set)
-        self.out = out
+        self.out, self.fmt = out, fmt
         from app.ui.render.view import options_for
 
         self.ctl.pool.start(ExportJob(self.signals, project, fmt, out, self.ctl.engine_name(), self.ctl._engines,
@@ -120,9 +124,14 @@ class PageExporter(QObject):
             dialog.setValue(done)  # may process events (a modal dialog): keep this last
 
     def _close(self) -> None:
-        if self.dialog is not None:
-            self.dialog.reset()
-            self.dialog = None
+        """Close the progress dialog (reset() alone leaves it on screen: auto-close is off so
+        that the last page's progress does not close it before the files are complete)."""
+        dialog, self.dialog = self.dialog, None
+        if dialog is not None:
+            dialog.canceled.disconnect(self.cancel.set)  # closing it is not a Cancel
+            dialog.reset()
+            dialog.hide()
+            dialog.deleteLater()
 
     def _on_finished(self, report) -> None:
         self._close()
@@ -131,8 +140,10 @@ class PageExporter(QObject):
         if report.skipped:
             note += f"; {len(report.skipped)} page(s) skipped ({report.skipped[0][0]}: {report.skipped[0][1]})"
         if report.below_min:
-            note += f"; {report.below_min} block(s) set below their minimum size"
+            note += f"; {report.below_min} block(s) set below their minimum size ({report.below_min_text()})"
         self.w.status_label.setText(f"Exported {len(report.written)} file(s) to {self.out}{note}.")
+        folder = Path(self.out) if self.fmt not in ("cbz", "pdf") else Path(self.out).parent
+        self.w.update_settings(export_dir=str(folder))
         if report.skipped:
             self.w.show_notice("warning", f"Export: {len(report.skipped)} page(s) could not be read and were "
                                f"skipped: {', '.join(n for n, _ in report.skipped[:5])}")

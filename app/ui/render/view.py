@@ -60,6 +60,24 @@ class ProjectStyleCommand(QUndoCommand):
         self.controller.set_project_style(self.before)
 
 
+class ProjectSizesCommand(QUndoCommand):
+    """Change the project's size harmonisation (each / one / few; undoable)."""
+
+    def __init__(self, controller: RenderController, before: str, after: str):
+        super().__init__("change the project's lettering sizes")
+        self.controller, self.before, self.after = controller, before, after
+
+    def redo(self) -> None:
+        self.controller.set_project_sizes(self.after)
+
+    def undo(self) -> None:
+        self.controller.set_project_sizes(self.before)
+
+
+SIZE_LABELS = {"each": "Each bubble at its largest size", "one": "One size a page",
+               "few": "A few sizes a page (at most three)"}
+
+
 class _JobSignals(QObject):
     done = Signal(int, object, object)  # request id, PageRenderer, RenderedPage
     warmed = Signal(int)  # every block's clean patch is cached: the job is over
@@ -152,6 +170,7 @@ class RenderController(QObject):
             self.mode_actions[mode] = act
         menu.addAction(a.view_mode)
         a.view_mode.triggered.connect(self.cycle_mode)
+        self._build_size_actions(menu)
         toolbar = QToolBar("Page view", w)
         toolbar.setObjectName("render_toolbar")
         toolbar.addActions(list(self.mode_actions.values()))
@@ -162,6 +181,88 @@ class RenderController(QObject):
             w.insertToolBarBreak(settings_bar)
         else:
             w.addToolBar(toolbar)
+
+    def _build_size_actions(self, menu) -> None:
+        """View > Lettering sizes: the page's and the project's size harmonisation; and the
+        action that selects the blocks set below their minimum size."""
+        sizes = menu.addMenu("Lettering &sizes")
+        self.page_size_actions, self.project_size_actions = {}, {}
+        for title, choices, actions, handler in (
+                ("This page", [("", "As the project")] + list(SIZE_LABELS.items()), self.page_size_actions,
+                 self.push_page_sizes),
+                ("The project", list(SIZE_LABELS.items()), self.project_size_actions, self.push_project_sizes)):
+            sizes.addSection(title)
+            group = QActionGroup(sizes)
+            for key, label in choices:
+                act = sizes.addAction(label)
+                act.setCheckable(True)
+                act.triggered.connect(lambda _=False, k=key, h=handler: h(k))
+                group.addAction(act)
+                actions[key] = act
+        self.sizes_menu = sizes
+        sizes.aboutToShow.connect(self.show_sizes)
+        self.w.page_shown.connect(lambda _name: self.show_sizes())
+        self.select_small = menu.addAction("Select the blocks set below their minimum size")
+        self.select_small.triggered.connect(self.select_below_min)
+        self.show_sizes()
+
+    def show_sizes(self) -> None:
+        """Check the page's and the project's size choices."""
+        w = self.w
+        project = w.doc.project
+        page = w.doc.page(w.current) if project is not None and w.current and w.doc.has_page(w.current) else None
+        if project is not None:
+            self.project_size_actions.get(project.sizes, self.project_size_actions["each"]).setChecked(True)
+            self.page_size_actions[(page.sizes or "") if page is not None else ""].setChecked(True)
+
+    def push_page_sizes(self, sizes: str) -> None:
+        """The current page's own size harmonisation ("" = as the project), as an undoable edit."""
+        w = self.w
+        if w.doc.project is None or not w.current or not w.doc.has_page(w.current):
+            return
+        if (w.doc.page(w.current).sizes or "") != sizes:
+            w.edit(lambda p: replace(p, sizes=sizes or None), "change the page's lettering sizes")
+
+    def push_project_sizes(self, sizes: str) -> None:
+        project = self.w.doc.project
+        if project is not None and sizes != project.sizes:
+            self.w.undo_stack.push(ProjectSizesCommand(self, project.sizes, sizes))
+
+    def set_project_sizes(self, sizes: str) -> None:
+        """Called by ProjectSizesCommand."""
+        if self.w.doc.project is None:
+            return
+        self.w.doc.set_sizes(sizes)
+        self.show_sizes()
+        self.style_changed()
+
+    def below_min(self) -> list:
+        """The blocks of the page on the canvas set below their minimum size (translated view)."""
+        if self.result is None or self.mode != "translated":
+            return []
+        return self.result.below_min()
+
+    def select_below_min(self) -> None:
+        """Select the current page's blocks set below their minimum size (canvas and list)."""
+        ids = [b.id for b in self.below_min()]
+        if not ids:
+            self.w.status_label.setText("No block on this page is set below its minimum size.")
+            return
+        self.w.view.select_block(ids[0])
+        for bid in ids[1:]:
+            item = self.w.view.block_item(bid)
+            if item:
+                item.setSelected(True)
+        self.w.panel.select_block(ids[0])
+
+    def _status(self, engine: str) -> str:
+        text = f"{MODE_LABELS[self.mode]} page ({engine})."
+        small = self.below_min()
+        if small:
+            numbers = ", ".join(str(b.order) for b in small)
+            text += (f" Block{'s' if len(small) > 1 else ''} {numbers} set below the minimum size "
+                     "(View > Select the blocks set below their minimum size).")
+        return text
 
     def cycle_mode(self) -> None:
         self.set_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])
@@ -188,7 +289,8 @@ class RenderController(QObject):
         from app.core.rendering import render_blocks
 
         page = page or self.w.doc.page(self.w.current)
-        blocks = render_blocks(page, self.w.doc.project.style, options_for(self.mode, self.w.settings))
+        project = self.w.doc.project
+        blocks = render_blocks(page, project.style, options_for(self.mode, self.w.settings), project.sizes)
         if self._preview is not None and self.mode == "translated":
             bid, text = self._preview
             blocks = [replace(b, text=text, clean=bool(text.strip()) or b.clean) if b.id == bid else b
@@ -216,7 +318,7 @@ class RenderController(QObject):
             t = time.perf_counter()
             result = self.renderer.render(blocks)
             self._show(result, time.perf_counter() - t)
-            w.status_label.setText(f"{MODE_LABELS[self.mode]} page ({self.renderer.engine.name}).")
+            w.status_label.setText(self._status(self.renderer.engine.name))
             return
         self._busy = True
         self._req += 1
@@ -227,7 +329,7 @@ class RenderController(QObject):
     def _on_done(self, req: int, renderer, result) -> None:
         if req == self._req and self.page_name == self.w.current:
             self._show(result, 0.0)
-            self.w.status_label.setText(f"{MODE_LABELS[self.mode]} page ({renderer.engine.name}).")
+            self.w.status_label.setText(self._status(renderer.engine.name))
             self._pending_renderer = renderer
 
     def _on_warmed(self, req: int) -> None:

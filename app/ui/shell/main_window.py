@@ -60,9 +60,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()
-        from app.ui.translate.control import TranslationControl
-
-        self.translation = TranslationControl(self)
+        self._add_translation()
         self._connect_editing()
         session.refresh_recent_menu(self)
         scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
@@ -94,6 +92,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._image_signals.loaded.connect(self._on_image_loaded)
         self._image_signals.failed.connect(self._on_image_failed)
         self._restored_unsaved = False
+        self.read_only: str | None = None  # why the open project is not saved (another writer, newer file)
+        self._lock = None  # app.core.project_lock.ProjectLock of the open project
+        self._journal = None  # app.core.edit_journal.EditJournal of the open project
         self._closing = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
         self.stopped_cleanly = True  # False when shutdown() left work running
@@ -145,6 +146,56 @@ class MainWindow(ActionsMixin, QMainWindow):
                                                           self.settings.device))
         self.configure_worker()
 
+    def _add_translation(self) -> None:
+        """The translation controller; its menu before Help, its button after Draw box, its status
+        widgets, the block panel's Restore of a machine translation."""
+        from PySide6.QtWidgets import QToolBar
+
+        from app.ui.translate.control import TranslationController
+
+        self.translation = tr = TranslationController(self, self)
+        menu = self.menuBar().addMenu("&Translate")
+        self.menuBar().insertMenu(self.menuBar().actions()[-2], menu)  # before Help
+        for action in tr.act.menu:
+            menu.addSeparator() if action is None else menu.addAction(action)
+        toolbar = self.findChild(QToolBar, "main_toolbar")
+        toolbar.insertAction(toolbar.actions()[toolbar.actions().index(self.act.draw) + 1], tr.act.toolbar)
+        for widget in tr.status_widgets:
+            self.statusBar().addPermanentWidget(widget)
+        self.panel.translation_restore_requested.connect(tr.restore)
+        self._add_series(tr.series, menu)
+
+    def _add_series(self, series, menu) -> None:
+        """The Memory and Consistency docks (tabbed with Blocks), their menu entries, the block
+        panel's translation-memory suggestions and Approve, a consistency row's jump."""
+        blocks = self.findChild(QDockWidget, "dock_blocks")
+        docks = []
+        for title, widget, name in (("Memory", series.memory_panel, "memory"),
+                                    ("Consistency", series.check_panel, "consistency")):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"dock_{name}")
+            dock.setWidget(widget)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                             | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            self.tabifyDockWidget(blocks, dock)
+            docks.append(dock)
+        blocks.raise_()
+        series.memory_dock, series.check_dock = docks
+        memory_action = docks[0].toggleViewAction()
+        memory_action.setText("Story memory")
+        menu.addSeparator()
+        menu.addActions([memory_action, *series.menu])
+        self.panel.suggest = series.suggestions
+        self.panel.approve_requested.connect(series.approve)
+        series.jump.connect(self._jump_to_block)
+
+    def _jump_to_block(self, page: str, block_id: str) -> None:
+        if self.doc.has_page(page):
+            self.show_page(page)
+            self.select_block(block_id)
+
     def _connect_editing(self) -> None:
         """Undo keys in the editors; the canvas, the block panel and the page list to the edits."""
         self.undo_keys = UndoKeyRouter(self)  # Ctrl+Z reaches the project's history from the editors too
@@ -152,6 +203,8 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.undo_keys.watch(editor, self.panel.typing)
         self.undo_keys.watch(self.view, self.view.inline_edit_pending)
         self.doc.page_changed.connect(self._on_page_changed)
+        self.doc.page_changed.connect(lambda name: session.journal_page(self, name))
+        self.doc.project_changed.connect(lambda _what: session.journal_fields(self))
         self.doc.page_revealed.connect(self.show_page)
         self.page_list.page_activated.connect(self.show_page)
         self.view.block_selected.connect(self._on_canvas_selection)
@@ -402,7 +455,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         name = src.rsplit("/", 1)[-1] if src else ""
         page = f" — {self.current}" if self.current else ""
         star = "*" if self.is_dirty() else ""
-        self.setWindowTitle(f"{star}{name}{page} — Hayai Desktop" if name else "Hayai Desktop")
+        ro = " [read-only]" if self.read_only else ""
+        self.setWindowTitle(f"{star}{name}{ro}{page} — Hayai Desktop" if name else "Hayai Desktop")
 
     def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
@@ -443,4 +497,5 @@ class MainWindow(ActionsMixin, QMainWindow):
                                         self.reader_exporter.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
+        session.close_writer(self)  # the journal closed, the project's lock released
         return self.stopped_cleanly

@@ -3,8 +3,14 @@ model choices. Plain functions over MainWindow `w`; the work itself is app.core'
 (sources, project_io, export).
 
 Autosave (project_io.save_autosave, atomic) runs a moment after each edit; Save writes the
-project file and discards the autosave. An autosave newer than the project means the app did
-not close normally: opening that source again offers to restore it.
+project file and discards the autosave. Every committed edit is also appended to the edit
+journal (app.core.edit_journal) at once, so a crash before the autosave loses nothing; the
+autosave and Save fold the journal in. An autosave newer than the project, or a journal with
+edits, means the app did not close normally: opening that source again offers to restore them.
+
+One writer per project (app.core.project_lock): the window holds the lock of the open project.
+When another process holds it, or the file is from a newer major version, the project opens
+read-only (`w.read_only` says why): no journal, no autosave, Save refuses.
 """
 from __future__ import annotations
 
@@ -34,18 +40,19 @@ def choose_and_open(w, folder: bool) -> None:
 def open_path(w, path: str | Path) -> bool:
     """Open a folder or archive: its saved project, or the autosave after a crash, or a new one.
     A mokuro volume (a .mokuro file, its folder) opens as its page folder, its blocks from the .mokuro."""
-    from app.core.sources import open_source, resolve_source_path
+    from app.core.sources import resolve_source_path
+    from app.ui.editor.image_jobs import acquire_source, release_source
 
     path = Path(path).expanduser().resolve()
     if w.doc.project is not None and not _confirm_leave(w):
         return False
     try:
         path = resolve_source_path(path)  # a mokuro volume: its page folder
-        source = open_source(path)
+        source = acquire_source(str(path))  # listed once: the page and thumbnail jobs reuse it
         try:
             names = list(source.page_names)
         finally:
-            source.close()
+            release_source(source)
     except UserError as exc:
         w.show_notice("error", str(exc))
         return False
@@ -56,14 +63,18 @@ def open_path(w, path: str | Path) -> bool:
         w.show_notice("error", f"{path}: no page images found (png, jpg, webp, … or a CBZ/ZIP of them).")
         return False
 
-    from app.core.project_io import discard_autosave, open_project, recoverable_autosave
+    from app.core.project_io import discard_autosave, open_project, recoverable_autosave, recoverable_edits
+    from app.core.project_lock import ProjectLock
 
+    close_writer(w)  # the project shown so far goes: its lock and journal with it
+    lock = ProjectLock(path, "Hayai Desktop")
+    held_by = None if lock.acquire() else lock.message()
     project, restored = None, False
-    auto = recoverable_autosave(path)
-    if auto is not None:
+    if held_by is None and recoverable_edits(path):  # only the project's one writer restores
         if w.questions.restore_autosave(w, str(path)):
             try:
-                project, restored = open_project(path, names, project_file=auto), True
+                project = open_project(path, names, project_file=recoverable_autosave(path), replay_journal=True)
+                restored = True
             except UserError as exc:
                 w.show_notice("error", f"{exc} — the saved project is used instead.")
         else:
@@ -83,9 +94,15 @@ def open_path(w, path: str | Path) -> bool:
     w.current = ""
     w._restored_unsaved = restored
     w.notice.dismiss()
+    w.read_only = held_by or project.read_only
+    w._lock = lock if held_by is None else None
+    if not w.read_only:
+        start_journal(w, path)
     w.doc.set_project(project)
     w.page_list.set_pages(str(path), project.pages)
     w.show_page(project.pages[0].name)
+    if w.read_only:
+        w.show_notice("warning", f"{w.read_only} Opened read-only: edits here are not saved.")
     from app.core.project_io import in_installation
 
     demo.leave_for(w, path)  # another volume than the demo's: back to the user's own settings
@@ -106,13 +123,62 @@ def refresh_recent_menu(w) -> None:
 
 
 def reopen_after_crash(w) -> bool:
-    """At start-up without a path: reopen the last source if it left an autosave behind."""
-    from app.core.project_io import recoverable_autosave
+    """At start-up without a path: reopen the last source if it left an autosave or journal behind."""
+    from app.core.project_io import recoverable_edits
 
     for src in w.settings.recent_sources[:1]:
-        if Path(src).exists() and recoverable_autosave(src) is not None:
+        if Path(src).exists() and recoverable_edits(src):
             return open_path(w, src)
     return False
+
+
+# --- the one writer: lock and journal -----------------------------------------------------------
+def start_journal(w, path) -> None:
+    from app.core.edit_journal import EditJournal
+
+    try:
+        w._journal = EditJournal(path)
+    except (UserError, OSError) as exc:
+        w._journal = None
+        w.show_notice("warning", f"The edit journal cannot be kept ({exc}); edits are autosaved a moment "
+                      "after you make them.")
+
+
+def journal_page(w, name: str) -> None:
+    """A committed edit of page `name`: into the journal at once (app.core.edit_journal)."""
+    if w._journal is not None and w.doc.has_page(name):
+        _journal(w, lambda j: j.record_page(w.doc.page(name)))
+
+
+def journal_fields(w) -> None:
+    """A committed edit of the project's own fields (style, glossary, order)."""
+    if w._journal is not None and w.doc.project is not None:
+        _journal(w, lambda j: j.record_project(w.doc.project))
+
+
+def _journal(w, write) -> None:
+    try:
+        write(w._journal)
+    except UserError as exc:
+        w._journal.close()
+        w._journal = None
+        w.show_notice("warning", str(exc))
+
+
+def _fold_journal(w) -> None:
+    if w._journal is not None:
+        _journal(w, lambda j: j.folded())
+
+
+def close_writer(w) -> None:
+    """Let go of the open project: close its journal (kept when edits are unsaved: a crash-free
+    exit without saving still offers them next time) and release its lock."""
+    if w._journal is not None:
+        w._journal.close(delete=not w.is_dirty())
+        w._journal = None
+    if w._lock is not None:
+        w._lock.release()
+        w._lock = None
 
 
 # --- saving ---------------------------------------------------------------------------------------
@@ -123,12 +189,16 @@ def save(w) -> bool:
     if w.doc.project is None:
         return True
     w.panel.flush()
+    if w.read_only:
+        w.show_notice("error", f"Not saved: {w.read_only}")
+        return False
     try:
         target = save_project(w.doc.project)
     except (UserError, OSError) as exc:
         w.show_notice("error", f"Could not save {project_path_for(w.doc.source)}: {exc}")
         return False
     discard_autosave(w.doc.source)
+    _fold_journal(w)
     w._restored_unsaved = False
     w.undo_stack.setClean()
     w._update_title()
@@ -139,12 +209,14 @@ def save(w) -> bool:
 def autosave(w) -> None:
     from app.core.project_io import save_autosave
 
-    if w.doc.project is None or not w.is_dirty():
+    if w.doc.project is None or not w.is_dirty() or w.read_only:
         return
     try:
         save_autosave(w.doc.project)
     except (UserError, OSError) as exc:
         w.show_notice("warning", f"Autosave failed: {exc}")
+        return
+    _fold_journal(w)  # the autosave holds every edit journaled so far
 
 
 def _confirm_leave(w) -> bool:
@@ -154,8 +226,9 @@ def _confirm_leave(w) -> bool:
     w.panel.flush()
     if w.view.inline_editor() is not None:
         w.view.inline_editor().finish(True)
+    mine = w.doc.project is not None and not w.read_only  # a read-only project's files are its writer's
     if not w.is_dirty():
-        if w.doc.project is not None:
+        if mine:
             discard_autosave(w.doc.source)
         return True
     answer = w.questions.unsaved_changes(w)
@@ -163,7 +236,8 @@ def _confirm_leave(w) -> bool:
         return False
     if answer == "save":
         return save(w)
-    discard_autosave(w.doc.source)
+    if mine:
+        discard_autosave(w.doc.source)
     return True
 
 

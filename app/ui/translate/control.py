@@ -2,7 +2,9 @@
 glossary dialogs, runs on the translation worker with progress / cancel / resume, results
 applied as undoable edits (and autosaved at once), the block panel's machine translation.
 
-`TranslationControl(window)` owns all of it; the window only creates it and forwards Cancel.
+`TranslationController(window)` owns all of it. It talks to the window through the document model
+and `TranslationWindow` (app.ui.editor.port's EditorWindow and the few things translation adds);
+the window places its menu, toolbar button and status widgets, and forwards Cancel.
 Nothing is sent anywhere before the user chose a backend in Translation settings: the first
 Translate opens that dialog.
 """
@@ -10,14 +12,16 @@ from __future__ import annotations
 
 import time
 from types import SimpleNamespace
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
-from PySide6.QtWidgets import QLabel, QMessageBox, QProgressBar, QStyle, QToolBar
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QProgressBar, QStyle
 
 from app.core import edits
 from app.errors import UserError
 from app.translate.base import GlossaryEntry
+from app.ui.editor.port import EditorWindow
 from app.ui.translate.worker import TranslateHost
 
 SHORTCUTS = [
@@ -42,13 +46,43 @@ class GlossaryCommand(QUndoCommand):
             self.doc.set_glossary(self.before)
 
 
-class TranslationControl(QObject):
+class MemoryCommand(QUndoCommand):
+    """The project's story memory replaced (a run's proposals, or an edit in the Memory panel)."""
+
+    def __init__(self, doc, before, after, text: str = "edit story memory"):
+        super().__init__(text)
+        self.doc, self.project, self.before, self.after = doc, doc.project, before, after
+
+    def redo(self) -> None:
+        if self.doc.project is self.project:
+            self.doc.set_memory(self.after)
+
+    def undo(self) -> None:
+        if self.doc.project is self.project:
+            self.doc.set_memory(self.before)
+
+
+class TranslationWindow(EditorWindow, Protocol):
+    """What translation uses of the window besides EditorWindow."""
+
+    questions: object  # app.ui.common.dialogs.Questions: the answers given ahead (tests) and the dialogs' parent
+    undo_stack: object  # QUndoStack: the glossary's undoable changes
+
+    def update_settings(self, **changes) -> None: ...
+
+    def selected_ids(self) -> list[str]: ...
+
+    def autosave(self) -> None: ...
+
+
+class TranslationController(QObject):
     run_finished = Signal(str)  # done | cancelled | failed (tests)
     probe_finished = Signal(object)  # list of lines, or an error message
 
-    def __init__(self, w):
-        super().__init__(w)
+    def __init__(self, w: TranslationWindow, parent=None):
+        super().__init__(parent)
         self.w = w
+        self._insecure_ok: set[str] = set()  # servers the user let a key reach over plain http://
         self.host = TranslateHost(self)
         worker = self.host.worker
         worker.page_translated.connect(self._on_page)
@@ -66,45 +100,40 @@ class TranslationControl(QObject):
         self.progress.setFormat("translating %v/%m")
         for widget in (self.status, self.progress):
             widget.hide()
-            w.statusBar().addPermanentWidget(widget)
+        self.status_widgets = (self.status, self.progress)  # the window puts them in its status bar
         self.act = self._build_actions()
-        w.panel.translation_restore_requested.connect(self._restore)
         from app.ui.translate.series_control import SeriesControl
 
         self.series = SeriesControl(w, self)  # series file, translation memory, Memory and Consistency docks
 
     # --- menus ------------------------------------------------------------------------------
     def _build_actions(self) -> SimpleNamespace:
-        w = self.w
+        """The actions; `menu` (the Translate menu's, in order, None a separator) and `toolbar`
+        (Translate page) say where the window puts them."""
         a = SimpleNamespace()
         for name, label, keys in SHORTCUTS:
-            act = QAction(label, w)
+            act = QAction(label, self._parent_widget())
             act.setShortcut(QKeySequence(keys))
             setattr(a, name, act)
         a.translate_page.setText("Translate page")
         a.translate_page.setToolTip("Machine-translate this page (Ctrl+T)")
-        a.translate_page.setIcon(w.style().standardIcon(QStyle.StandardPixmap.SP_BrowserReload))
+        a.translate_page.setIcon(QApplication.style().standardIcon(QStyle.StandardPixmap.SP_BrowserReload))
         a.translate_page.triggered.connect(self.translate_current)
         a.translate_all.triggered.connect(self.translate_all)
-        a.retranslate_page = QAction("Translate page again, replacing my own translations", w)
+        a.retranslate_page = QAction("Translate page again, replacing my own translations", self._parent_widget())
         a.retranslate_page.triggered.connect(lambda: self.translate_current(replace_edited=True))
-        a.cancel = QAction("Cancel translation", w)
+        a.cancel = QAction("Cancel translation", self._parent_widget())
         a.cancel.setEnabled(False)
         a.cancel.triggered.connect(self.cancel)
-        a.settings = QAction("Translation settings…", w)
+        a.settings = QAction("Translation settings…", self._parent_widget())
         a.settings.triggered.connect(self.open_settings)
-        a.glossary = QAction("Glossary…", w)
+        a.glossary = QAction("Glossary…", self._parent_widget())
         a.glossary.triggered.connect(self.open_glossary)
-        a.add_term = QAction("Add the selected block to the glossary…", w)
+        a.add_term = QAction("Add the selected block to the glossary…", self._parent_widget())
         a.add_term.triggered.connect(lambda: self.open_glossary(from_block=True))
-        menu = w.menuBar().addMenu("&Translate")
-        w.menuBar().insertMenu(w.menuBar().actions()[-2], menu)  # before Models / Help
-        menu.addActions([a.translate_page, a.translate_all, a.retranslate_page, a.cancel])
-        menu.addSeparator()
-        menu.addActions([a.glossary, a.add_term, a.settings])
-        toolbar = w.findChild(QToolBar, "main_toolbar")
-        if toolbar is not None:
-            toolbar.insertAction(toolbar.actions()[toolbar.actions().index(w.act.draw) + 1], a.translate_page)
+        a.menu = [a.translate_page, a.translate_all, a.retranslate_page, a.cancel, None,
+                  a.glossary, a.add_term, a.settings]
+        a.toolbar = a.translate_page
         return a
 
     # --- settings and glossary --------------------------------------------------------------
@@ -113,7 +142,7 @@ class TranslationControl(QObject):
         from app.core import keys
         from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
-        dialog = TranslationSettingsDialog(self.w.settings, _key_state, self.w)
+        dialog = TranslationSettingsDialog(self.w.settings, _key_state, self._parent_widget())
         dialog.test_button.clicked.connect(lambda: self.probe(dialog.translator_settings(), dialog.typed_key()))
         self._dialog = dialog
         self.probe_finished.connect(self._show_probe)
@@ -125,6 +154,9 @@ class TranslationControl(QObject):
             else:
                 ok = dialog.exec() == dialog.DialogCode.Accepted
                 values, key = dialog.values(), dialog.typed_key()
+                tied = dialog.tied_env()
+                if ok and tied is not None:
+                    keys.tie_env_key(values["translation_provider"], values["translation_base_url"], tied)
         finally:
             self.probe_finished.disconnect(self._show_probe)
             self._dialog = None
@@ -139,8 +171,32 @@ class TranslationControl(QObject):
         self.host.worker.close_translator() if not self.host.busy() else None
         return True
 
+    def key_may_go(self, settings, key: str | None = None) -> bool:
+        """A key is never sent in clear to another machine without the user's yes (asked once per
+        server while the app runs; app.core.keys.check_transport)."""
+        from app.core import keys
+        from app.translate.base import server_label
+
+        if settings.provider == "offline":
+            return True
+        if key is None:
+            key = keys.find_key(settings.provider, settings.base_url).key
+        if not keys.insecure_url(settings.provider, settings.base_url, key):
+            return True
+        server = server_label(settings.base_url)
+        if server in self._insecure_ok:
+            return True
+        if self.w.questions.insecure_key(self.w, server):
+            self._insecure_ok.add(server)
+            return True
+        self.w.show_notice("warning", f"Nothing was sent to {server}: the API key would travel unencrypted "
+                           "(http://). Use an https:// address in Translation settings.")
+        return False
+
     def probe(self, settings, key: str | None = None) -> int:
         """Test connection (on the worker): lists the models, or says why it failed."""
+        if not self.key_may_go(settings, key):
+            return 0
         rid = self.host.submit("probe", settings, key=key)
         if self._dialog is not None:
             self._dialog.test_result.setText("Connecting…")
@@ -182,7 +238,7 @@ class TranslationControl(QObject):
             block = w.doc.page(w.current).block(ids[0])
             block_text = block.display_text if block else ""
         _entries, note = self._file_glossary()
-        dialog = GlossaryDialog(w.doc.project.glossary, note, block_text, w)
+        dialog = GlossaryDialog(w.doc.project.glossary, note, block_text, self._parent_widget())
         if from_block and block_text:
             dialog.add_row(GlossaryEntry(block_text, ""))
         self.glossary_dialog = dialog
@@ -191,6 +247,11 @@ class TranslationControl(QObject):
         self.glossary_dialog = None
         if accepted:
             self.set_glossary(dialog.entries())
+
+    def set_memory(self, memory, text: str = "edit story memory") -> None:
+        project = self.w.doc.project
+        if project is not None and memory != project.memory:
+            self.w.undo_stack.push(MemoryCommand(self.w.doc, project.memory, memory, text))
 
     def set_glossary(self, entries) -> None:
         project = self.w.doc.project
@@ -228,12 +289,16 @@ class TranslationControl(QObject):
             return self.start([p.name for p in w.doc.project.pages if p.processed], retranslate=True)
         return self.start(todo)
 
+    def _parent_widget(self):
+        """The dialogs' parent: the window the controller belongs to."""
+        return self.parent()
+
     def _ask_again(self) -> bool:
         answers = self.w.questions.answers
         if "translate_again" in answers:
             return bool(answers["translate_again"])
         answer = QMessageBox.question(
-            self.w, "Translate all pages again?",
+            self._parent_widget(), "Translate all pages again?",
             "Every page that has been read is translated already. Translate them all again? Translations "
             "you edited by hand are kept (Translate > Translate page again replaces them, page by page).",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
@@ -253,16 +318,18 @@ class TranslationControl(QObject):
             return 0
         if not w.settings.translation_provider and not self.open_settings():
             return 0  # no backend chosen: nothing is sent anywhere
-        w.panel.flush()
+        w.flush_editors()
         project = w.doc.project
         snapshot = Project(source=project.source, pages=list(project.pages), order=project.order,
-                           glossary=list(project.glossary))
+                           glossary=list(project.glossary), memory=project.memory)
         file_entries, note = self._file_glossary()
         if note.startswith("Glossary file not used"):
             w.show_notice("warning", note)
         settings = translator_settings_from(w.settings)
+        if not self.key_may_go(settings):
+            return 0
         options = TranslateOptions(context_pages=settings.context_pages, retranslate=retranslate,
-                                   replace_edited=replace_edited)
+                                   replace_edited=replace_edited, memory=settings.memory)
         rid = self.host.submit("pages", settings, project=snapshot, names=tuple(names),
                                glossary=tuple(merge(project.glossary, file_entries)), options=options,
                                tm=self.series.run_memory())
@@ -275,7 +342,7 @@ class TranslationControl(QObject):
         self.status.setText(f"Translating {len(names)} page(s)…")
         self.status.show()
         self.act.cancel.setEnabled(True)
-        w.act.cancel.setEnabled(True)
+        w.update_cancel()
         return rid
 
     def cancel(self) -> None:
@@ -293,7 +360,7 @@ class TranslationControl(QObject):
         """Results of `rid` are applied: the current run, still wanted (not cancelled, not a run
         of the source open before), the window open. Results that arrive after Cancel are dropped,
         as the reading worker's are."""
-        return rid == self.run_id and self.host.wanted(rid) and not self.w._closing
+        return rid == self.run_id and self.host.wanted(rid) and not self.w.closing
 
     def _on_progress(self, rid: int, p) -> None:
         if not self._live(rid):
@@ -323,6 +390,9 @@ class TranslationControl(QObject):
                 untranslated=echoes), f"translate {name}", page=name)
             run["blocks"] += len(texts)
             w.autosave()  # what arrived is on disk at once
+        if outcome.memory is not None:
+            self.set_memory(outcome.memory, f"story memory from {outcome.name}")
+            w.autosave()
         if outcome.problem:
             run["problems"].append(f"{outcome.name}: {outcome.summary()}")
 
@@ -339,12 +409,12 @@ class TranslationControl(QObject):
 
     def _on_finished(self, rid: int, status: str, ctx: dict) -> None:
         """From the host's registry, once the worker is done with `rid` (wanted or not)."""
-        if rid != self.run_id or self.w._closing:
+        if rid != self.run_id or self.w.closing:
             return
         run = self._run
         self.progress.hide()
         self.act.cancel.setEnabled(False)
-        self.w.act.cancel.setEnabled(self.w.host.busy())
+        self.w.update_cancel()
         if ctx.get("quiet"):  # a run of the source that was open before this one
             self.status.hide()
             self.run_id = 0
@@ -361,7 +431,8 @@ class TranslationControl(QObject):
         self.run_id = 0
         self.run_finished.emit(status)
 
-    def _restore(self, block_id: str) -> None:
+    def restore(self, block_id: str) -> None:
+        """The block panel's Restore: the machine translation back over a hand edit (undoable)."""
         self.w.edit(lambda p: edits.restore_translation(p, block_id), "restore machine translation")
 
     def stop(self, timeout_ms: int = 30000) -> bool:
@@ -374,6 +445,9 @@ def _key_state(provider: str, base_url: str) -> str:
     from app.core import keys
 
     found = keys.find_key(provider, base_url)
+    if found.withheld and not found.key:
+        hosts = ", ".join(keys.OWN_HOSTS.get(found.withheld, ())) or "its provider"
+        return f"${found.withheld} is set but goes only to {hosts}: type a key for this server, or tick below."
     keyring_note = ("stored in the system keyring" if keys.keyring_available() else
                     f"no system keyring here: a key typed above is saved in {keys.key_file()}, readable only by you")
     if found.where.startswith("env:"):

@@ -6,15 +6,15 @@ volume takes the series' glossary, memory and style as one undoable step. The tr
 memory (the series' approved translations and the volume's own) fills exact repeats in
 translation runs and gives the block panel its suggestions; Approve accepts a machine
 translation into it. Each time the project is saved, what the volume learned is written back
-to the series file. It also places the Memory and Consistency docks.
+to the series file. It owns the Memory and Consistency panels (the window docks them).
 """
 from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QFileDialog
+from PySide6.QtWidgets import QFileDialog
 
 from app.core import edits
 from app.errors import UserError
@@ -25,6 +25,12 @@ log = logging.getLogger(__name__)
 
 
 class SeriesControl(QObject):
+    """`jump(page, block id)`: a consistency row was clicked (the window shows the block).
+    The window places `memory_panel` and `check_panel` in docks, `act.menu` in the Translate
+    menu, and gives the block panel `suggestions` and `approve`."""
+
+    jump = Signal(str, str)
+
     def __init__(self, w, translation):
         super().__init__(w)
         self.w = w
@@ -34,44 +40,18 @@ class SeriesControl(QObject):
         self._tm_stale = True
         self.memory_panel = MemoryPanel(w.doc, w.undo_stack)
         self.check_panel = CheckPanel(w.doc)
-        self.memory_dock = self._dock("Memory", self.memory_panel, "memory")
-        self.check_dock = self._dock("Consistency", self.check_panel, "consistency")
+        self.check_dock = None  # set by the window (shown when a check starts)
         self.memory_panel.glossary_accepted.connect(self._accept_glossary)
         self.check_panel.jump.connect(self.jump)
-        w.panel.suggest = self.suggestions
-        w.panel.approve_requested.connect(self.approve)
         w.doc.project_reset.connect(self._on_project)
         w.doc.page_changed.connect(self._stale)
         w.doc.project_changed.connect(self._stale)
         w.undo_stack.cleanChanged.connect(lambda clean: self.learn() if clean else None)
-        self._build_menu()
-
-    def _dock(self, title: str, widget, name: str) -> QDockWidget:
-        w = self.w
-        dock = QDockWidget(title, w)
-        dock.setObjectName(f"dock_{name}")
-        dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-        blocks = w.findChild(QDockWidget, "dock_blocks")
-        if blocks is not None:
-            w.tabifyDockWidget(blocks, dock)
-            blocks.raise_()
-        return dock
-
-    def _build_menu(self) -> None:
-        menu = next((a.menu() for a in self.w.menuBar().actions() if a.text() == "&Translate"), None)
-        self.act_memory = self.memory_dock.toggleViewAction()
-        self.act_memory.setText("Story memory")
-        self.act_check = QAction("Check consistency", self.w)
+        self.act_check = QAction("Check consistency", self)
         self.act_check.triggered.connect(self.open_check)
-        self.act_series = QAction("Series file…", self.w)
+        self.act_series = QAction("Series file…", self)
         self.act_series.triggered.connect(self.choose_series)
-        if menu is not None:
-            menu.addSeparator()
-            menu.addActions([self.act_memory, self.act_check, self.act_series])
+        self.menu = [self.act_check, self.act_series]
 
     # --- the series -------------------------------------------------------------------------
     def _on_project(self) -> None:
@@ -188,14 +168,10 @@ class SeriesControl(QObject):
             self.translation.set_glossary(merge(project.glossary, entries))
 
     def open_check(self) -> None:
-        self.check_dock.show()
-        self.check_dock.raise_()
+        if self.check_dock is not None:
+            self.check_dock.show()
+            self.check_dock.raise_()
         self.check_panel.run_check()
-
-    def jump(self, page: str, block_id: str) -> None:
-        if self.w.doc.has_page(page):
-            self.w.show_page(page)
-            self.w.select_block(block_id)
 
     def stop(self, timeout_ms: int = 30000) -> bool:
         return self.check_panel.stop(timeout_ms)

@@ -7,10 +7,12 @@ user can read: the dialog says which); it never goes into settings.json.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -56,6 +58,9 @@ class TranslationSettingsDialog(QDialog):
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_hint = QLabel()
         self.key_hint.setWordWrap(True)
+        # an environment key goes to its provider's own servers only, unless tied here to this URL
+        self.tie_env = QCheckBox()
+        self.tie_env.toggled.connect(lambda _on: self._update_hint())
         self.source = QComboBox()
         self.source.addItem("Detect", "")
         self.target = QComboBox()
@@ -77,6 +82,14 @@ class TranslationSettingsDialog(QDialog):
         self.total_timeout.setSpecialValueText("Automatic (10 min local, 3 min hosted)")
         self.total_timeout.setToolTip("The limit for a whole answer; 0 = 10 minutes for a local server, 3 for a "
                                       "hosted one")
+        self.page_image = QComboBox()
+        for label, value in (("When the model takes images", "auto"), ("Always", "on"), ("Never", "off")):
+            self.page_image.addItem(label, value)
+        self.page_image.setToolTip("Send the page image with each block's box numbered, so that the model sees who "
+                                   "speaks (found on the first request; a model that refuses images gets text only)")
+        self.memory = QCheckBox("Keep a story memory (characters, terms, summary)")
+        self.memory.setToolTip("Sent with each page and updated from the model's answers; Translate > Story memory "
+                               "shows and edits it")
         self.glossary_file = QLineEdit()
         self.glossary_file.setPlaceholderText("optional: TSV, 'a -> b # note' lines or JSON")
         browse = QPushButton("Browse…")
@@ -96,11 +109,14 @@ class TranslationSettingsDialog(QDialog):
         form.addRow("Model", self.model)
         form.addRow("API key", self.key)
         form.addRow("", self.key_hint)
+        form.addRow("", self.tie_env)
         form.addRow("From", self.source)
         form.addRow("To", self.target)
         form.addRow("Context", self.context)
         form.addRow("Timeout", self.timeout)
         form.addRow("Whole answer", self.total_timeout)
+        form.addRow("Send the page image", self.page_image)
+        form.addRow("", self.memory)
         glossary_widget = QWidget()
         glossary_widget.setLayout(glossary_row)
         glossary_row.setContentsMargins(0, 0, 0, 0)
@@ -141,6 +157,8 @@ class TranslationSettingsDialog(QDialog):
             self.target.setEditText(s.translation_target)
         self.context.setValue(s.translation_context_pages)
         self.timeout.setValue(int(round(s.translation_timeout)))
+        self.page_image.setCurrentIndex(max(0, self.page_image.findData(s.translation_page_image)))
+        self.memory.setChecked(bool(s.translation_memory))
         self.total_timeout.setValue(int(round(s.translation_total_timeout)))
         self.glossary_file.setText(s.translation_glossary_file)
         self._update()
@@ -158,6 +176,8 @@ class TranslationSettingsDialog(QDialog):
             "translation_target": target or "en",
             "translation_context_pages": self.context.value(),
             "translation_timeout": float(self.timeout.value()),
+            "translation_page_image": self.page_image.currentData(),
+            "translation_memory": self.memory.isChecked(),
             "translation_total_timeout": float(self.total_timeout.value()),
             "translation_glossary_file": self.glossary_file.text().strip(),
         }
@@ -192,8 +212,29 @@ class TranslationSettingsDialog(QDialog):
         self.key.setEnabled(provider != "offline" and not (openai and PRESETS_BY_NAME.get(
             self.preset.currentData(), PRESETS[0]).local))
         self.model.lineEdit().setPlaceholderText("" if openai else "default: the store's model for the languages")
+        from app.core import keys
+
+        url = self.base_url.text().strip()
+        var = keys.env_var_for(provider, url) if provider != "offline" else ""
+        own = bool(var) and keys.is_own_host(var, provider, url)
+        self.tie_env.setVisible(bool(var) and bool(os.environ.get(var, "").strip()) and not own)
+        self.tie_env.setText(f"Send ${var} to this server too")
+        self.tie_env.blockSignals(True)
+        self.tie_env.setChecked(bool(var) and not own and keys.env_key_allowed(provider, url))
+        self.tie_env.blockSignals(False)
+        self._update_hint()
+
+    def _update_hint(self) -> None:
+        provider = self.backend.currentData()
+        if self.tie_env.isVisible() and self.tie_env.isChecked():
+            self.key_hint.setText(f"Using the key in {self.tie_env.text().split()[1]} for this server.")
+            return
         self.key_hint.setText(self._key_state(provider, self.base_url.text().strip()) if provider != "offline"
                               else "No key: the model runs on this computer (download it in the model manager).")
+
+    def tied_env(self) -> bool | None:
+        """Tie the environment key to this URL (True), untie it (False), or not offered (None)."""
+        return self.tie_env.isChecked() if self.tie_env.isVisibleTo(self) else None
 
     def _browse_glossary(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Glossary file", self.glossary_file.text(),

@@ -93,13 +93,18 @@ class TranslateWorker(QObject):
             translator.close()
 
     def _pages(self, req: TranslateRequest) -> None:
-        from app.core.translation import translate_pages
+        from app.core.translation import PageImages, translate_pages
 
         translator = self._translator_for(req.settings, None)
-        for outcome in translate_pages(req.project, translator, req.names, req.glossary, req.options,
-                                       progress=lambda p: self.progressed.emit(req.req_id, p),
-                                       cancel=req.cancel.is_set, tm=req.tm):
-            self.page_translated.emit(req.req_id, outcome)
+        images = PageImages(req.project.source) if req.settings.page_image != "off" else None
+        try:
+            for outcome in translate_pages(req.project, translator, req.names, req.glossary, req.options,
+                                           progress=lambda p: self.progressed.emit(req.req_id, p),
+                                           cancel=req.cancel.is_set, page_image=images, tm=req.tm):
+                self.page_translated.emit(req.req_id, outcome)
+        finally:
+            if images is not None:
+                images.close()
 
     @Slot()
     def close_translator(self) -> None:

@@ -1,0 +1,104 @@
+"""The window as the one writer of its project: it holds the project's lock and journals every
+committed edit at once; a project held by another process opens read-only (its files are never
+touched); the journal of a session that did not end is offered and replayed."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from app.core import edit_journal
+from app.core.document import Block
+from app.core.project_io import autosave_path_for, open_project, project_path_for, save_autosave
+from app.core.project_lock import ProjectLock
+from app.ui.shell import session
+
+ROOT = Path(__file__).resolve().parents[2]
+HOLD = """
+import sys
+from app.core.project_lock import ProjectLock
+lock = ProjectLock(sys.argv[1], "hayai-desktop translate")
+print("held" if lock.acquire() else "refused", flush=True)
+sys.stdin.read()
+lock.release()
+"""
+
+
+def _block_page(page, text="書いた"):
+    block = Block(id="b1", order=1, kind="bubble", box=(10, 10, 90, 90), ocr_text="元", text=text)
+    return replace(page, blocks=(block,), processed=True)
+
+
+def test_every_committed_edit_is_in_the_journal_before_any_autosave(make_window, pages):
+    w = make_window()
+    assert session.open_path(w, pages)
+    assert not ProjectLock(pages, "another").acquire()  # the window holds the project
+    w.autosave_timer.setInterval(3_600_000)  # no autosave during this test: only the journal
+    name = w.current
+    w.edit(lambda p: _block_page(p), "read")
+    w.edit(lambda p: _block_page(p, "二度目"), "edit text")
+    records = edit_journal.records(pages)  # what a crash at this moment would leave on disk
+    assert [r["page"]["blocks"][0]["text"] for r in records] == ["書いた", "二度目"]
+    assert not autosave_path_for(pages).exists()
+    restored = open_project(pages, [p.name for p in w.doc.project.pages], replay_journal=True)
+    assert restored.page_index(name) == 0 and restored.pages[0].blocks[0].text == "二度目"
+    w.undo_stack.undo()  # undo is an edit too
+    assert edit_journal.records(pages)[-1]["page"]["blocks"][0]["text"] == "書いた"
+    w.autosave()  # the autosave folds the journal in
+    assert edit_journal.records(pages) == [] and autosave_path_for(pages).exists()
+
+
+def test_a_session_that_did_not_end_is_offered_back_with_its_journal(make_window, pages):
+    w = make_window()
+    assert session.open_path(w, pages)
+    w.autosave_timer.setInterval(3_600_000)
+    w.edit(lambda p: _block_page(p, "救われた"), "edit text")
+    # the process dies here: nothing is closed, saved or released (the lock goes with the process)
+    w._journal.close()
+    w._journal = None
+    w._lock.release()
+    w._lock = None
+    w.undo_stack.setClean()  # so that closing this window asks nothing and deletes nothing
+
+    again = make_window()
+    asked = []
+    again.questions.answers["restore_autosave"] = True
+    original = again.questions.restore_autosave
+    again.questions.restore_autosave = lambda parent, source: asked.append(source) or original(parent, source)
+    assert session.open_path(again, pages)
+    assert asked == [str(pages)]
+    assert again.doc.project.pages[0].blocks[0].text == "救われた" and again.is_dirty()
+    assert "restored" in again.status_label.text()
+
+
+def test_a_project_held_elsewhere_opens_read_only_and_its_files_are_left_alone(make_window, pages):
+    # the holder's own autosave, which the second window must neither use nor delete
+    from app.core.project_io import open_project as load
+
+    save_autosave(load(pages))
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(pages)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        w = make_window()
+        assert session.open_path(w, pages)
+        assert w.read_only and f"hayai-desktop translate (process {holder.pid} on " in w.read_only
+        assert w.notice.kind == "warning" and "read-only" in w.notice.label.text()
+        assert "[read-only]" in w.windowTitle()
+        w.edit(lambda p: _block_page(p), "read")
+        assert edit_journal.records(pages) == []  # no journal for a read-only project
+        w.autosave()
+        assert not session.save(w) and "Not saved" in w.notice.label.text()
+        assert not project_path_for(pages).exists()
+        w.questions.answers["unsaved_changes"] = "discard"
+        w.close()
+        w.shutdown()
+        assert autosave_path_for(pages).exists()  # the holder's autosave is still there
+    finally:
+        holder.stdin.close()
+        holder.wait()
+        holder.stdout.close()
+    w2 = make_window()
+    assert session.open_path(w2, pages) and not w2.read_only  # free again: editable
