@@ -27,6 +27,11 @@ def test_export_for_mokuro_readers_is_the_cli_export_and_keeps_the_series_uuid(m
     with qtbot.waitSignal(exporter.finished, timeout=60000) as sig:
         exporter.start("mokuro", str(out))
     assert sig.args == ["done"]
+    from PySide6.QtWidgets import QProgressDialog
+
+    # the progress dialog is gone once the export ends (it does not block the window)
+    qtbot.waitUntil(lambda: not any(d.isVisible() for d in w.findChildren(QProgressDialog)), timeout=5000)
+    assert exporter.dialog is None
     data = json.loads((out / "vol1.mokuro").read_text(encoding="utf-8"))
     assert (out / "vol1.html").is_file() and len(list((out / "vol1").iterdir())) == 4
     assert "Exported vol1.mokuro and 4 page(s) and vol1.html" in w.status_label.text()

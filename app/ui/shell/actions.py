@@ -113,9 +113,13 @@ def _file_menu(w, a: SimpleNamespace, mb) -> None:
                                   ("Volume as TXT…", "txt", "volume", False),
                                   ("Volume as TXT with translations…", "txt", "volume", True)):
         ex.addAction(label, lambda f=fmt, s=scope, t=tr: w.action_export(f, s, t))
-    im = m.addMenu("&Import TXT")
+    ex.addSeparator()
+    ex.addAction("Script as CSV…", lambda: w.action_export_script("csv"))
+    ex.addAction("Script as TSV…", lambda: w.action_export_script("tsv"))
+    im = m.addMenu("&Import")
     im.addAction("Transcriptions from TXT…", lambda: w.action_import_txt("text"))
     im.addAction("Translations from TXT…", lambda: w.action_import_txt("translation"))
+    im.addAction("Script from CSV / TSV…", w.action_import_script)
     a.project_menus = [ex, im]
     m.addSeparator()
     m.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
@@ -131,7 +135,7 @@ def _edit_menu(a: SimpleNamespace, mb) -> None:
 
 
 def _view_menu(w, a: SimpleNamespace, mb) -> None:
-    m = mb.addMenu("&View")
+    m = w.view_menu = mb.addMenu("&View")
     group = QActionGroup(w)
     a.overlay_actions = {}
     for key, label in (("text", "Boxes and text"), ("boxes", "Boxes only"), ("none", "Page only")):

@@ -35,6 +35,7 @@ from app.ui.editor.undo_keys import UndoKeyRouter
 from app.ui.reading import device_status
 from app.ui.reading.controller import ReadingController
 from app.ui.render import controller as render_ui
+from app.ui.script import controller as script_ui
 from app.ui.shell import actions, session
 from app.ui.shell.preferences import SettingsWriter
 from app.ui.shell.reader_export import ReaderExporter
@@ -57,6 +58,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self._load_toolbar_from_settings()
         self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
+        self.script = script_ui.attach(self)  # the Script dock: every block of the volume
+        self.view_menu.addSeparator()
+        self.view_menu.addAction(self.script.toggle)
+        self.view.block_selected.connect(lambda bid: self.script.show_block(self.current, bid) if bid else None)
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()

@@ -119,9 +119,16 @@ class ReaderExporter(QObject):
             dialog.setValue(done)  # may process events (a modal dialog): keep this last
 
     def _close(self) -> None:
-        if self.dialog is not None:
-            self.dialog.reset()
-            self.dialog = None
+        """Close the progress dialog (reset() alone leaves it on screen, auto-close being off)."""
+        dialog, self.dialog = self.dialog, None
+        if dialog is not None:
+            try:
+                dialog.canceled.disconnect()  # closing it is not a Cancel
+            except (RuntimeError, TypeError):
+                pass
+            dialog.reset()
+            dialog.hide()
+            dialog.deleteLater()
 
     def _keep_series_uuid(self, uuid: str) -> None:
         """The series' UUID goes into the open project: saved at once when nothing else is
