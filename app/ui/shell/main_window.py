@@ -170,6 +170,38 @@ class MainWindow(ActionsMixin, QMainWindow):
         for widget in tr.status_widgets:
             self.statusBar().addPermanentWidget(widget)
         self.panel.translation_restore_requested.connect(tr.restore)
+        self._add_series(tr.series, menu)
+
+    def _add_series(self, series, menu) -> None:
+        """The Memory and Consistency docks (tabbed with Blocks), their menu entries, the block
+        panel's translation-memory suggestions and Approve, a consistency row's jump."""
+        blocks = self.findChild(QDockWidget, "dock_blocks")
+        docks = []
+        for title, widget, name in (("Memory", series.memory_panel, "memory"),
+                                    ("Consistency", series.check_panel, "consistency")):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"dock_{name}")
+            dock.setWidget(widget)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                             | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            self.tabifyDockWidget(blocks, dock)
+            docks.append(dock)
+        blocks.raise_()
+        series.memory_dock, series.check_dock = docks
+        memory_action = docks[0].toggleViewAction()
+        memory_action.setText("Story memory")
+        menu.addSeparator()
+        menu.addActions([memory_action, *series.menu])
+        self.panel.suggest = series.suggestions
+        self.panel.approve_requested.connect(series.approve)
+        series.jump.connect(self._jump_to_block)
+
+    def _jump_to_block(self, page: str, block_id: str) -> None:
+        if self.doc.has_page(page):
+            self.show_page(page)
+            self.select_block(block_id)
 
     def _connect_editing(self) -> None:
         """Undo keys in the editors; the canvas, the block panel and the page list to the edits."""
