@@ -34,6 +34,7 @@ SUBCOMMANDS = {
     "translate": "app.commands.translate",
     "batch": "app.commands.batch",
     "export": "app.commands.export",
+    "import-script": "app.commands.import_script",
     "check": "app.commands.check",
     "eval-translation": "app.commands.eval_translation",
 }

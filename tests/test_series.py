@@ -135,6 +135,17 @@ def test_exact_repeats_are_filled_from_memory_without_a_request(fake_llm):
     assert len(fake_llm.chats()) == 3  # pages 1-3; page 4 came from memory
     sent = fake_llm.chats()[2].body["messages"][-1]["content"]
     assert PAGES[2][0] not in sent and PAGES[2][1] in sent  # the filled line is not asked for
+    # a close match goes with the request as an example: "タナカさんはやさしいね" ~ nothing; page 1's
+    # "タナカさん、おはよう！" is near the memory's "タナカさん、おはよう。"
+    tm.add("タナカさん、おはよう。", "Good morning, Mr. Tanaka.")
+    fake_llm.seen.clear()
+    translator = fresh_translator(fake_llm)
+    try:
+        list(translate_pages(make_project(), translator, names=["001.png"], tm=tm))
+    finally:
+        translator.close()
+    body = json.loads(fake_llm.chats()[0].body["messages"][-1]["content"])
+    assert {"source": "タナカさん、おはよう。", "target": "Good morning, Mr. Tanaka."} in body["examples"]
 
 
 def copy_pages(folder: Path, project: Project) -> None:
@@ -213,3 +224,17 @@ def test_a_volume_that_knows_things_is_not_overwritten(tmp_path):
     assert not start_volume(project, series)
     assert project.glossary == [GlossaryEntry("ユキ", "Snow")] and project.memory.empty
     assert memory_of(project, [("x", "y")]).exact("x") == "y"
+
+
+def test_replacing_the_users_translations_asks_the_model_not_the_memory(fake_llm):
+    from app.core.translation import TranslateOptions
+
+    project = make_project()
+    project.pages[0] = set_translation(project.pages[0], "b1", "My own line")
+    translator = fresh_translator(fake_llm)
+    try:
+        outcomes = list(translate_pages(project, translator, names=["001.png"], tm=memory_of(project),
+                                        options=TranslateOptions(retranslate=True, replace_edited=True)))
+    finally:
+        translator.close()
+    assert outcomes[0].page.blocks[0].translation == fake_translate(PAGES[0][0])

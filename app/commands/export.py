@@ -2,6 +2,7 @@
 
     hayai-desktop export INPUT --out OUT [--format mokuro|reader|json|txt] [--title NAME]
         [--volume NAME] [--no-reader-page] [--translations]
+    hayai-desktop export INPUT --out SCRIPT.csv [--format csv|tsv]
 
 INPUT is a JSON export, a project file, the folder / CBZ archive / image with its saved project,
 or a mokuro volume (a .mokuro file, or the folder holding it).
@@ -14,8 +15,10 @@ or a mokuro volume (a .mokuro file, or the folder holding it).
 - reader: OUT is one HTML file holding the pages (images inside it) with the text selectable over
   them and the translations on hover or with a toggle; opens in a browser with no network.
 - json, txt: the JSON / TXT exports (--translations: the TXT variant with translations).
+- csv, tsv: the script, one row per block (page, page_name, block, block_id, kind, source,
+  translation, notes), for a spreadsheet; `hayai-desktop import-script` brings it back.
 
-The format defaults to OUT's suffix (.html -> reader, .json, .txt), else mokuro. Exit status: 0
+The format defaults to OUT's suffix (.html -> reader, .json, .txt, .csv, .tsv), else mokuro. Exit status: 0
 when every page was written, 1 when a page was skipped (its image could not be read), 2 for an
 error.
 """
@@ -27,11 +30,11 @@ from pathlib import Path
 
 from app.errors import UserError
 
-FORMATS = ("mokuro", "reader", "json", "txt")
+FORMATS = ("mokuro", "reader", "json", "txt", "csv", "tsv")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("export", help="export a project: a mokuro volume, a reader page, JSON or TXT",
+    p = subparsers.add_parser("export", help="export a project: a mokuro volume, a reader page, JSON, TXT, or the script as CSV / TSV",
                               description=__doc__.split("\n\n", 1)[1],
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", metavar="INPUT",
@@ -50,7 +53,8 @@ def _format_for(args) -> str:
     if args.format:
         return args.format
     suffix = Path(args.out).suffix.lower()
-    return {".html": "reader", ".htm": "reader", ".json": "json", ".txt": "txt"}.get(suffix, "mokuro")
+    return {".html": "reader", ".htm": "reader", ".json": "json", ".txt": "txt", ".csv": "csv",
+            ".tsv": "tsv"}.get(suffix, "mokuro")
 
 
 def _save_back(input_path: str, series_uuid: str) -> None:
@@ -102,6 +106,12 @@ def run(args) -> int:
     if fmt == "txt":
         export.export_txt(project, args.out, translations=args.translations)
         print(f"wrote {args.out} (txt)", file=sys.stderr)
+        return 0
+    if fmt in ("csv", "tsv"):
+        from app.core.script_table import export_script
+
+        export_script(project, args.out, fmt)
+        print(f"wrote {args.out} ({fmt})", file=sys.stderr)
         return 0
     if fmt == "reader":
         result = mokuro.export_reader(project, args.out, title=args.title, volume=args.volume, progress=progress)

@@ -165,10 +165,11 @@ def sort_findings(project: Project, findings: Iterable[Finding]) -> list[Finding
 
 
 def check_project(project: Project, glossary: Sequence[GlossaryEntry] = (), layout: bool = True, options=None,
-                  cancel=None, progress=None) -> tuple[list[Finding], list[tuple[str, str]]]:
-    """Every finding of the project, in page and reading order, and the pages whose image could
-    not be read for the layout check (name, why)."""
-    findings = check_text(project, glossary)
+                  cancel=None, progress=None, text: bool = True) -> tuple[list[Finding], list[tuple[str, str]]]:
+    """Every finding of the project (the text checks unless not `text`, the layout checks
+    unless not `layout`), in page and reading order, and the pages whose image could not be
+    read for the layout check (name, why)."""
+    findings = check_text(project, glossary) if text else []
     skipped: list[tuple[str, str]] = []
     if layout:
         from app.core.sources import open_source

@@ -227,8 +227,9 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
     none. Raises Cancelled when `cancel()` turns True.
 
     `tm`: a translation memory (app.core.tm.TranslationMemory): blocks whose source it has
-    exactly are filled from it without a request (translator "translation memory"), and its
-    close matches go to the backend as examples when the backend takes them."""
+    exactly are filled from it without a request (translator "translation memory"; not when
+    `replace_edited`), and its close matches go to the backend as examples when the backend
+    takes them."""
     options = options or TranslateOptions()
     todo = pages_to_translate(project, names, options.retranslate)
     pages = list(project.pages)
@@ -283,7 +284,8 @@ def _with_memory(page: Page, pages: list[Page], index: int, translator: Translat
     from app.core import tm as memories
 
     segments = segments_of(page, options)
-    filled = memories.fill_page(page, tm, [s.id for s in segments])
+    # asked to replace the user's own translations: the memory (which holds them) fills nothing
+    filled = {} if options.replace_edited else memories.fill_page(page, tm, [s.id for s in segments])
     if filled:
         page = apply_machine_translations(page, filled, memories.LABEL, options.replace_edited)
     rest = [s for s in segments if s.id not in filled]

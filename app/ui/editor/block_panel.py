@@ -1,9 +1,12 @@
 """The side panel: the page's blocks in reading order (drag to renumber) and the selected
-block's text, the model's original (restorable) and its translation.
+block's text, the model's original (restorable) and its translation, with the translation
+memory's close matches as suggestions (click one to use it) and Approve (Ctrl+Enter in the
+translation field): the machine translation accepted as it is, for the translation memory.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -65,6 +68,7 @@ class BlockPanel(QWidget):
     restore_requested = Signal(str)
     translation_restore_requested = Signal(str)  # back to the machine translation
     reorder_requested = Signal(list)  # ids in the new order
+    approve_requested = Signal(str)  # block id: accept its machine translation as it is
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -88,6 +92,15 @@ class BlockPanel(QWidget):
         self.machine.setWordWrap(True)
         self.machine.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.restore_translation_button = QPushButton("Restore machine translation")
+        self.approve_button = QPushButton("Approve")
+        self.approve_button.setToolTip("Accept this translation as it is: it enters the translation memory "
+                                       "(Ctrl+Enter in the translation field)")
+        self.suggestions = QListWidget()
+        self.suggestions.setWordWrap(True)
+        self.suggestions.setMaximumHeight(90)
+        self.suggestions.setToolTip("Approved translations of similar lines (translation memory): click one to use it")
+        self.suggestions_label = QLabel("Suggestions from the translation memory")
+        self.suggest = None  # callable(source) -> [(source, target, score)], set by the translation room
 
         editor = QWidget()
         lay = QVBoxLayout(editor)
@@ -103,7 +116,10 @@ class BlockPanel(QWidget):
         machine_row = QHBoxLayout()
         machine_row.addWidget(self.machine, 1)
         machine_row.addWidget(self.restore_translation_button)
+        machine_row.addWidget(self.approve_button)
         lay.addLayout(machine_row)
+        lay.addWidget(self.suggestions_label)
+        lay.addWidget(self.suggestions)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.list)
         split.addWidget(editor)
@@ -120,6 +136,11 @@ class BlockPanel(QWidget):
         self.restore_button.clicked.connect(lambda: self.current_id and self.restore_requested.emit(self.current_id))
         self.restore_translation_button.clicked.connect(
             lambda: self.current_id and self.translation_restore_requested.emit(self.current_id))
+        self.approve_button.clicked.connect(self._approve)
+        approve_key = QShortcut(QKeySequence("Ctrl+Return"), self.translation_edit)
+        approve_key.setContext(Qt.ShortcutContext.WidgetShortcut)
+        approve_key.activated.connect(self._approve)
+        self.suggestions.itemClicked.connect(self._use_suggestion)
         self.list.itemSelectionChanged.connect(self._on_list_selection)
         self.list.reordered.connect(self.reorder_requested)
         self._show_editor(None)
@@ -170,8 +191,10 @@ class BlockPanel(QWidget):
             # keystrokes meant for the editor stay in the panel (the list ignores them), never
             # reaching the canvas's one-letter shortcuts once the editor is disabled
             self.list.setFocus(Qt.FocusReason.OtherFocusReason)
-        for w in (self.text_edit, self.translation_edit, self.restore_button, self.restore_translation_button):
+        for w in (self.text_edit, self.translation_edit, self.restore_button, self.restore_translation_button,
+                  self.approve_button):
             w.setEnabled(on)
+        self._show_suggestions(block)
         if not on:
             self.title.setText("No block selected" if self.page else "No page")
             self._set_plain(self.text_edit, "")
@@ -197,6 +220,29 @@ class BlockPanel(QWidget):
             self.machine.setText("No machine translation yet" + (" (yours is kept when one runs)"
                                                                  if block.translation else ""))
         self.restore_translation_button.setEnabled(bool(block.machine_translation) and block.translation_edited)
+        approved = block.approved or block.translation_edited
+        self.approve_button.setEnabled(bool(block.translation.strip()) and not approved)
+        self.approve_button.setText("Approved ✓" if approved and block.translation.strip() else "Approve")
+
+    def _show_suggestions(self, block: Block | None) -> None:
+        self.suggestions.clear()
+        found = self.suggest(block.display_text) if block is not None and self.suggest is not None else []
+        for source, target, score in found:
+            item = QListWidgetItem(f"{target}   ← {source.replace(chr(10), ' ')} ({score:.0f} %)")
+            item.setData(ID_ROLE, target)
+            self.suggestions.addItem(item)
+        self.suggestions.setVisible(bool(found))
+        self.suggestions_label.setVisible(bool(found))
+
+    def _use_suggestion(self, item: QListWidgetItem) -> None:
+        if self.current_id:
+            self._tr_timer.stop()
+            self.translation_edited.emit(self.current_id, item.data(ID_ROLE))
+
+    def _approve(self) -> None:
+        if self.current_id:
+            self.flush()
+            self.approve_requested.emit(self.current_id)
 
     def _set_plain(self, edit: QPlainTextEdit, text: str) -> None:
         if edit.toPlainText() != text:

@@ -1,9 +1,10 @@
 """The open document on the GUI side: the Project, its Source path, and change signals.
 
 Every change to the document goes through this model: a page through `set_page`, called by undo
-commands (app.ui.editor.undo) so that each edit is undoable; the project's glossary and default
-text style and size harmonisation through `set_glossary` / `set_style` / `set_sizes` (called by
-their undo commands); a page's pixel
+commands (app.ui.editor.undo) so that each edit is undoable; the project's glossary, default
+text style, size harmonisation, story memory and dismissed glossary proposals through
+`set_glossary` / `set_style` / `set_sizes` / `set_memory` / `set_dismissed` (called by their undo
+commands); a page's pixel
 size, learned when its image is decoded, through `set_page_size`. Pages are frozen values; the
 model swaps whole pages.
 """
@@ -22,7 +23,7 @@ class DocumentModel(QObject):
     page_changed = Signal(str)  # page name
     page_revealed = Signal(str)  # an undo/redo touched this page: show it
     project_reset = Signal()  # a new project (or none) was loaded
-    project_changed = Signal(str)  # "glossary" | "style" | "sizes" | "memory": a project-wide value was replaced
+    project_changed = Signal(str)  # "glossary" | "style" | "sizes" | "memory" | "dismissed": a project-wide value was replaced
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -84,3 +85,9 @@ class DocumentModel(QObject):
         assert self.project is not None
         self.project.sizes = sizes
         self.project_changed.emit("sizes")
+
+    def set_dismissed(self, sources) -> None:
+        """Replace the glossary proposals the user dismissed (called by its undo command)."""
+        assert self.project is not None
+        self.project.dismissed_proposals = list(sources)
+        self.project_changed.emit("dismissed")

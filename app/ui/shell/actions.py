@@ -56,7 +56,7 @@ def build(w) -> SimpleNamespace:
     _connect_actions(w, a)
     mb = w.menuBar()
     _file_menu(w, a, mb)
-    _edit_menu(a, mb)
+    w.edit_menu = _edit_menu(a, mb)
     _view_menu(w, a, mb)
     _run_models_help_menus(w, a, mb)
     _toolbars(w, a)
@@ -113,25 +113,30 @@ def _file_menu(w, a: SimpleNamespace, mb) -> None:
                                   ("Volume as TXT…", "txt", "volume", False),
                                   ("Volume as TXT with translations…", "txt", "volume", True)):
         ex.addAction(label, lambda f=fmt, s=scope, t=tr: w.action_export(f, s, t))
-    im = m.addMenu("&Import TXT")
+    ex.addSeparator()
+    ex.addAction("Script as CSV…", lambda: w.action_export_script("csv"))
+    ex.addAction("Script as TSV…", lambda: w.action_export_script("tsv"))
+    im = m.addMenu("&Import")
     im.addAction("Transcriptions from TXT…", lambda: w.action_import_txt("text"))
     im.addAction("Translations from TXT…", lambda: w.action_import_txt("translation"))
+    im.addAction("Script from CSV / TSV…", w.action_import_script)
     a.project_menus = [ex, im]
     m.addSeparator()
     m.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
 
 
-def _edit_menu(a: SimpleNamespace, mb) -> None:
+def _edit_menu(a: SimpleNamespace, mb):
     m = mb.addMenu("&Edit")
     m.addActions([a.undo, a.redo])
     m.addSeparator()
     m.addActions([a.edit_inline, a.reread, a.delete, a.merge])
     m.addSeparator()
     m.addActions([a.next_block, a.prev_block])
+    return m
 
 
 def _view_menu(w, a: SimpleNamespace, mb) -> None:
-    m = mb.addMenu("&View")
+    m = w.view_menu = mb.addMenu("&View")
     group = QActionGroup(w)
     a.overlay_actions = {}
     for key, label in (("text", "Boxes and text"), ("boxes", "Boxes only"), ("none", "Page only")):

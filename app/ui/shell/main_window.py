@@ -35,6 +35,7 @@ from app.ui.editor.undo_keys import UndoKeyRouter
 from app.ui.reading import device_status
 from app.ui.reading.controller import ReadingController
 from app.ui.render import controller as render_ui
+from app.ui.script import controller as script_ui
 from app.ui.shell import actions, session
 from app.ui.shell.preferences import SettingsWriter
 from app.ui.shell.reader_export import ReaderExporter
@@ -57,6 +58,12 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self._load_toolbar_from_settings()
         self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
+        self.script = script_ui.attach(self)  # the Script dock: every block of the volume
+        self.view_menu.addSeparator()
+        self.view_menu.addAction(self.script.toggle)
+        self.edit_menu.addSeparator()
+        self.edit_menu.addActions([self.script.find_action, self.script.replace_action])
+        self.view.block_selected.connect(lambda bid: self.script.show_block(self.current, bid) if bid else None)
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()
@@ -163,6 +170,38 @@ class MainWindow(ActionsMixin, QMainWindow):
         for widget in tr.status_widgets:
             self.statusBar().addPermanentWidget(widget)
         self.panel.translation_restore_requested.connect(tr.restore)
+        self._add_series(tr.series, menu)
+
+    def _add_series(self, series, menu) -> None:
+        """The Memory and Consistency docks (tabbed with Blocks), their menu entries, the block
+        panel's translation-memory suggestions and Approve, a consistency row's jump."""
+        blocks = self.findChild(QDockWidget, "dock_blocks")
+        docks = []
+        for title, widget, name in (("Memory", series.memory_panel, "memory"),
+                                    ("Consistency", series.check_panel, "consistency")):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"dock_{name}")
+            dock.setWidget(widget)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                             | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            self.tabifyDockWidget(blocks, dock)
+            docks.append(dock)
+        blocks.raise_()
+        series.memory_dock, series.check_dock = docks
+        memory_action = docks[0].toggleViewAction()
+        memory_action.setText("Story memory")
+        menu.addSeparator()
+        menu.addActions([memory_action, *series.menu])
+        self.panel.suggest = series.suggestions
+        self.panel.approve_requested.connect(series.approve)
+        series.jump.connect(self._jump_to_block)
+
+    def _jump_to_block(self, page: str, block_id: str) -> None:
+        if self.doc.has_page(page):
+            self.show_page(page)
+            self.select_block(block_id)
 
     def _connect_editing(self) -> None:
         """Undo keys in the editors; the canvas, the block panel and the page list to the edits."""

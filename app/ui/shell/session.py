@@ -310,6 +310,60 @@ def import_dialog(w, into: str) -> None:
             w.show_notice("error", f"Import of {path} failed: {exc}")
 
 
+def export_script_dialog(w, fmt: str) -> None:
+    """File > Export > Script as CSV / TSV: every block of the volume, one row each."""
+    if w.doc.project is None:
+        return
+    from app.core.script_table import export_script
+    from app.core.settings import export_folder
+
+    w.panel.flush()
+    start = str(export_folder(w.settings, w.doc.source) / f"{Path(w.doc.source).stem}-script.{fmt}")
+    flt = "CSV (*.csv)" if fmt == "csv" else "TSV (*.tsv)"
+    path, _ = QFileDialog.getSaveFileName(w, "Export the script", start, flt)
+    if path:
+        try:
+            export_script(w.doc.project, path, fmt)
+            w.update_settings(export_dir=str(Path(path).parent))
+            w.status_label.setText(f"Exported the script to {path}")
+        except (UserError, OSError) as exc:
+            w.show_notice("error", f"Export to {path} failed: {exc}")
+
+
+def import_script_from(w, path: str | Path) -> tuple[int, list[str]]:
+    """Fill sources and translations from a CSV / TSV script as one undoable step.
+
+    Returns (pages changed, the rows that could not be placed)."""
+    from app.core.script_table import import_script
+
+    w.panel.flush()
+    result = import_script(w.doc.project, Path(path))
+    changed = [(old, new) for old, new in zip(w.doc.project.pages, result.project.pages) if old != new]
+    if changed:
+        w.undo_stack.beginMacro(f"import the script from {Path(path).name}")
+        for old, new in changed:
+            w.undo_stack.push(PageEditCommand(w.doc, old, new, f"import {new.name}"))
+        w.undo_stack.endMacro()
+    return len(changed), list(result.warnings)
+
+
+def import_script_dialog(w) -> None:
+    if w.doc.project is None:
+        return
+    path, _ = QFileDialog.getOpenFileName(w, "Import the script", w.settings.last_dir,
+                                          "Script (*.csv *.tsv);;All files (*)")
+    if path:
+        try:
+            n, warnings = import_script_from(w, path)
+            w.status_label.setText(f"Imported the script for {n} page(s) from {path}")
+            if warnings:
+                more = f" (and {len(warnings) - 5} more)" if len(warnings) > 5 else ""
+                w.show_notice("warning", f"{len(warnings)} row(s) were not imported: "
+                              + " · ".join(warnings[:5]) + more)
+        except (UserError, OSError) as exc:
+            w.show_notice("error", f"Import of {path} failed: {exc}")
+
+
 # --- models -------------------------------------------------------------------------------------
 def fill_model_combos(w) -> None:
     from app.ui.models import status as model_status

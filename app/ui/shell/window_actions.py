@@ -141,6 +141,12 @@ class ActionsMixin:
     def action_import_txt(self, into: str) -> None:
         session.import_dialog(self, into)
 
+    def action_export_script(self, fmt: str) -> None:
+        session.export_script_dialog(self, fmt)
+
+    def action_import_script(self) -> None:
+        session.import_script_dialog(self)
+
     def action_model_manager(self) -> None:
         session.open_model_manager(self)
 

@@ -102,6 +102,9 @@ class TranslationController(QObject):
             widget.hide()
         self.status_widgets = (self.status, self.progress)  # the window puts them in its status bar
         self.act = self._build_actions()
+        from app.ui.translate.series_control import SeriesControl
+
+        self.series = SeriesControl(w, self)  # series file, translation memory, Memory and Consistency docks
 
     # --- menus ------------------------------------------------------------------------------
     def _build_actions(self) -> SimpleNamespace:
@@ -328,7 +331,8 @@ class TranslationController(QObject):
         options = TranslateOptions(context_pages=settings.context_pages, retranslate=retranslate,
                                    replace_edited=replace_edited, memory=settings.memory)
         rid = self.host.submit("pages", settings, project=snapshot, names=tuple(names),
-                               glossary=tuple(merge(project.glossary, file_entries)), options=options)
+                               glossary=tuple(merge(project.glossary, file_entries)), options=options,
+                               tm=self.series.run_memory())
         self.run_id = rid
         self._run = {"names": list(names), "started": time.monotonic(), "done": 0, "blocks": 0, "problems": [],
                      "replace_edited": replace_edited}
@@ -376,8 +380,14 @@ class TranslationController(QObject):
         if outcome.texts or outcome.untranslated:
             texts, name, rep = dict(outcome.texts), outcome.name, run["replace_edited"]
             echoes = dict(outcome.untranslated)
-            w.edit(lambda p: edits.apply_machine_translations(p, texts, outcome.translator, rep, untranslated=echoes),
-                   f"translate {name}", page=name)
+            from app.core.tm import LABEL
+
+            filled = {k: v for k, v in texts.items()  # from the translation memory: marked so
+                      if (b := outcome.page.block(k)) is not None and b.translator == LABEL}
+            asked = {k: v for k, v in texts.items() if k not in filled}
+            w.edit(lambda p: edits.apply_machine_translations(
+                edits.apply_machine_translations(p, filled, LABEL, rep), asked, outcome.translator, rep,
+                untranslated=echoes), f"translate {name}", page=name)
             run["blocks"] += len(texts)
             w.autosave()  # what arrived is on disk at once
         if outcome.memory is not None:
@@ -427,7 +437,7 @@ class TranslationController(QObject):
 
     def stop(self, timeout_ms: int = 30000) -> bool:
         """At exit: cancel and stop the translation thread, waiting at most `timeout_ms`."""
-        return self.host.stop(timeout_ms)
+        return self.host.stop(timeout_ms) and self.series.stop(timeout_ms)
 
 
 def _key_state(provider: str, base_url: str) -> str:

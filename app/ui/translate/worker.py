@@ -29,6 +29,7 @@ class TranslateRequest:
     glossary: tuple = ()
     options: object = None  # app.core.translation.TranslateOptions
     key: str | None = None  # a key typed in the dialog and not stored yet (probe only)
+    tm: object = None  # app.core.tm.TranslationMemory of the run (exact repeats filled from it), or None
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
@@ -99,7 +100,7 @@ class TranslateWorker(QObject):
         try:
             for outcome in translate_pages(req.project, translator, req.names, req.glossary, req.options,
                                            progress=lambda p: self.progressed.emit(req.req_id, p),
-                                           cancel=req.cancel.is_set, page_image=images):
+                                           cancel=req.cancel.is_set, page_image=images, tm=req.tm):
                 self.page_translated.emit(req.req_id, outcome)
         finally:
             if images is not None:

@@ -1,0 +1,1 @@
+"""The Script room: every block of the volume in one table (the Script dock)."""

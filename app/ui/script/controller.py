@@ -1,0 +1,60 @@
+"""Attaches the Script dock to the window: View > Script, a row shows its block on its page."""
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget
+
+from app.ui.editor.port import EditorWindow
+from app.ui.script.find import FindBar
+from app.ui.script.model import ScriptModel
+from app.ui.script.view import ScriptView
+
+SHORTCUT = "Ctrl+Shift+L"
+FIND, REPLACE = "Ctrl+F", "Ctrl+H"
+
+
+class ScriptWindow(EditorWindow, Protocol):
+    def show_page(self, name: str) -> None:
+        """Show page `name` on the canvas."""
+
+
+def attach(window: ScriptWindow) -> ScriptView:
+    """The Script dock (bottom, hidden until View > Script); returns its view."""
+
+    def edit(fn, text: str, merge_key=None, page: str | None = None) -> bool:
+        window.flush_editors()  # what is being typed in the block panel first, as its own step
+        return window.edit(fn, text, merge_key, page=page)
+
+    model = ScriptModel(window.doc, edit, window)
+    view = ScriptView(model)
+    dock = QDockWidget("Script", window)
+    dock.setObjectName("dock_script")
+    dock.setWidget(view)
+    dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                     | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    dock.hide()
+    toggle = dock.toggleViewAction()
+    toggle.setText("&Script (every block of the volume)")
+    toggle.setShortcut(QKeySequence(SHORTCUT))
+
+    def choose(name: str, block_id: str) -> None:
+        if name != window.current:
+            window.show_page(name)
+        window.select_block(block_id)
+
+    view.block_chosen.connect(choose)
+    view.dock, view.toggle = dock, toggle
+    bar = view.find_bar = FindBar(window, view)
+    view.layout().insertWidget(0, bar)
+    find = view.find_action = QAction("&Find in the volume…", window)
+    find.setShortcut(QKeySequence(FIND))
+    find.triggered.connect(lambda: bar.open(False))
+    rep = view.replace_action = QAction("&Replace in the volume…", window)
+    rep.setShortcut(QKeySequence(REPLACE))
+    rep.triggered.connect(lambda: bar.open(True))
+    window.addActions([find, rep])
+    return view

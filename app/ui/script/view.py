@@ -1,0 +1,111 @@
+"""The Script dock's widget: the filter row over the table of every block."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui.script.model import KEY_ROLE, SOURCE, STATUSES, TRANSLATION, ScriptFilter, ScriptModel
+
+
+class ScriptView(QWidget):
+    """Emits `block_chosen(page name, block id)` when a row becomes current."""
+
+    block_chosen = Signal(str, str)
+
+    def __init__(self, model: ScriptModel, parent=None):
+        super().__init__(parent)
+        self.model = model
+        self.proxy = ScriptFilter(self)
+        self.proxy.setSourceModel(model)
+        self.status_box = QComboBox()
+        self.status_box.addItem("All blocks", "")
+        for status in STATUSES:
+            self.status_box.addItem(status.capitalize(), status)
+        self.status_box.setAccessibleName("Show blocks of status")
+        self.first_page, self.last_page = QSpinBox(), QSpinBox()
+        self.first_page.setRange(1, 1_000_000)
+        self.last_page.setRange(0, 1_000_000)
+        self.last_page.setSpecialValueText("end")
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Filter by text")
+        self.search.setClearButtonEnabled(True)
+        self.count_label = QLabel()
+        row = QHBoxLayout()
+        row.setContentsMargins(4, 2, 4, 2)
+        for w in (QLabel("Show"), self.status_box, QLabel("pages"), self.first_page, QLabel("to"), self.last_page,
+                  self.search):
+            row.addWidget(w)
+        row.addWidget(self.count_label)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the volume's order
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                   | QAbstractItemView.EditTrigger.EditKeyPressed
+                                   | QAbstractItemView.EditTrigger.AnyKeyPressed)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for col, width in ((0, 52), (1, 40), (2, 70), (SOURCE, 320), (TRANSLATION, 320)):
+            header.resizeSection(col, width)
+        header.setStretchLastSection(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(row)
+        lay.addWidget(self.table, 1)
+        self.status_box.currentIndexChanged.connect(lambda _i: self._filter(status=self.status_box.currentData()))
+        self.first_page.valueChanged.connect(lambda v: self._filter(first_page=v))
+        self.last_page.valueChanged.connect(lambda v: self._filter(last_page=v))
+        self.search.textChanged.connect(lambda t: self._filter(text=t))
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        for signal in (model.modelReset, model.dataChanged):
+            signal.connect(self._update_count)
+        self._update_count()
+
+    def _filter(self, **kw) -> None:
+        self.proxy.set_filter(**kw)
+        self._update_count()
+
+    def _update_count(self, *_args) -> None:
+        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        self.count_label.setText(f"{shown} of {total} blocks" if shown != total else f"{total} blocks")
+
+    def set_status_filter(self, status: str) -> None:
+        self.status_box.setCurrentIndex(max(0, self.status_box.findData(status)))
+
+    def _current_changed(self, current, _previous) -> None:
+        if current.isValid():
+            name, block_id = current.data(KEY_ROLE)
+            self.block_chosen.emit(name, block_id)
+
+    def selected_keys(self) -> list[tuple[str, str]]:
+        """(page name, block id) of the selected rows, in the table's order."""
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        return [self.proxy.index(r, 0).data(KEY_ROLE) for r in rows]
+
+    def show_block(self, page_name: str, block_id: str) -> None:
+        """Make the block's row current (when the filter shows it) without emitting block_chosen."""
+        row = self.model.row_of(page_name, block_id)
+        if row < 0:
+            return
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if index.isValid():
+            self.table.selectionModel().blockSignals(True)
+            self.table.setCurrentIndex(index)
+            self.table.selectionModel().blockSignals(False)
+            self.table.scrollTo(index)
