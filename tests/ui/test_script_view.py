@@ -93,3 +93,16 @@ def test_editing_a_cell_is_one_undo_step(make_window, pages, qtbot):
     assert w.doc.page("page-001.png").block("b2").translation == ""
     assert w.doc.page("page-002.png").block("c1").text is None
     assert _cells(view, TRANSLATION)[2] == ""
+
+
+def test_pages_and_status_bar_show_what_is_left(make_window, pages, qtbot):
+    w = make_window()
+    session.open_path(w, pages)
+    _fill(w)
+    label = w.page_list.item(0).text()
+    assert "2 of 3 translated" in label, label
+    assert "not translated" in w.page_list.item(1).text()
+    assert w.script.left_label.text() == "3 blocks left to translate"
+    w.edit(lambda p: edits.set_translation(p, "b2", "Three"), "edit translation", page="page-001.png")
+    assert w.page_list.item(0).text().endswith("· translated")
+    assert w.script.left_label.text() == "2 blocks left to translate"

@@ -117,6 +117,11 @@ class PageList(QListWidget):
             state = "⚠ error"
         elif page.processed:
             state = f"✓ {len(page.blocks)} block{'s' if len(page.blocks) != 1 else ''}"
+            with_text = [b for b in page.blocks if b.display_text.strip()]
+            done = sum(1 for b in with_text if not b.needs_translation)
+            if with_text:  # what is left to translate, at a glance
+                state += (" · translated" if done == len(with_text) else
+                          f" · {done} of {len(with_text)} translated" if done else " · not translated")
         else:
             state = "not read yet"
         item.setText(f"{row + 1}  {page.name}\n{state}")

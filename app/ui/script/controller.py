@@ -5,7 +5,7 @@ from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QDockWidget, QLabel
 
 from app.ui.editor.port import EditorWindow
 from app.ui.script.find import FindBar
@@ -57,4 +57,15 @@ def attach(window: ScriptWindow) -> ScriptView:
     rep.setShortcut(QKeySequence(REPLACE))
     rep.triggered.connect(lambda: bar.open(True))
     window.addActions([find, rep])
+    left = view.left_label = QLabel()
+    left.setAccessibleName("Blocks left to translate")
+
+    def count_left(*_args) -> None:
+        n = model.left()
+        left.setText(f"{n} block{'s' if n != 1 else ''} left to translate" if model.rowCount() else "")
+
+    for signal in (model.modelReset, model.dataChanged):
+        signal.connect(count_left)
+    count_left()
+    window.statusBar().addPermanentWidget(left)
     return view
