@@ -377,6 +377,20 @@ class TranslationController(QObject):
             return
         run = self._run
         run["done"] += 1
+        # the page's translations and what they taught the story memory: one undo step
+        macro = outcome.memory is not None and outcome.memory != w.doc.project.memory
+        if macro:
+            w.undo_stack.beginMacro(f"translate {outcome.name}")
+        try:
+            self._apply_page(outcome, run)
+        finally:
+            if macro:
+                w.undo_stack.endMacro()
+        if outcome.problem:
+            run["problems"].append(f"{outcome.name}: {outcome.summary()}")
+
+    def _apply_page(self, outcome, run: dict) -> None:
+        w = self.w
         if outcome.texts or outcome.untranslated:
             texts, name, rep = dict(outcome.texts), outcome.name, run["replace_edited"]
             echoes = dict(outcome.untranslated)
@@ -393,8 +407,6 @@ class TranslationController(QObject):
         if outcome.memory is not None:
             self.set_memory(outcome.memory, f"story memory from {outcome.name}")
             w.autosave()
-        if outcome.problem:
-            run["problems"].append(f"{outcome.name}: {outcome.summary()}")
 
     def _on_failed(self, rid: int, message: str) -> None:
         ctx = self.host.context(rid)
