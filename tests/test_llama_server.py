@@ -196,3 +196,22 @@ def test_a_wrong_port_fails_fast(llama_server):
         tr.translate_page([Segment("a", "ありがとう")])
     tr.close()
     assert err.value.fatal
+
+
+def test_a_text_only_model_refuses_the_page_image_and_the_run_goes_on(llama_server, tmp_path):
+    """llama.cpp without a vision projector refuses image parts: found on the first request,
+    remembered for this server and model, and the page goes as text only."""
+    from PIL import Image
+
+    store = CapabilityStore(tmp_path / "caps.json")
+    tr = translator(llama_server, store=store, page_image="auto")
+    page = Image.new("RGB", (600, 900), "white")
+    try:
+        result = tr.translate_page([Segment("a", "ありがとう", (10.0, 10.0, 200.0, 200.0))], page_image=page)
+    finally:
+        tr.close()
+    assert not result.image_sent and any("does not take images" in n for n in result.notes), result.notes
+    assert set(result.texts) | set(result.missing) == {"a"} and not result.error
+    again = translator(llama_server, store=CapabilityStore(tmp_path / "caps.json"), page_image="auto")
+    assert not again.takes_images()  # remembered: the next run does not even load the images
+    again.close()
