@@ -6,7 +6,7 @@ they save the project) hold it while they run. The lock is a `filelock.FileLock`
 or in the app's data folder for a read-only source). The operating system releases it when its
 process ends, however it ends (kill -9 included), so a lock is never left held by a dead process.
 
-Beside it the holder writes `<project file>.lock.json`: who holds it (`Holder`: what, process id,
+Beside it the holder writes `<project file>.lock.holder`: who holds it (`Holder`: what, process id,
 host, since when). A second opener reads that to say who holds the project (the GUI then opens
 it read-only; the commands stop with that message). A holder file left by a process that is no
 longer running (its process died) is recognised when the lock is taken: `ProjectLock.took_over`
@@ -85,7 +85,7 @@ class ProjectLock:
         self.source = str(source)
         self.what = what
         self.path = project_file.with_name(project_file.name + ".lock")
-        self.info_path = project_file.with_name(project_file.name + ".lock.json")
+        self.info_path = project_file.with_name(project_file.name + ".lock.holder")  # not *.json: folders of JSON files are read
         self.holder: Holder | None = None  # who holds it, when another does
         self.took_over: Holder | None = None  # the dead holder whose lock this one took
         self._lock = FileLock(str(self.path))
