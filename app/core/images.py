@@ -74,6 +74,8 @@ def _pillow_errors(name: str, damaged: str):
         raise ImageError(_unidentified_message(name)) from exc
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:  # warning: -W error
         raise ImageError(_bomb_message(name, None)) from exc
+    except ModuleNotFoundError as exc:  # no installed plugin reads it (ultralytics' Image.open then tries pi_heif)
+        raise ImageError(_unidentified_message(name)) from exc
     except MemoryError as exc:
         raise ImageError(f"{name}: not enough memory to decode this image. Reduce its size "
                          "with an image editor, or close other programs.") from exc
