@@ -131,6 +131,10 @@ class _State:
         ]
         self.key_valid = torch.zeros(B, length, dtype=torch.bool, device=prefix.embeds.device)
         self.key_valid[:, :M] = prefix.valid
+        # rotary table of the text positions 0 .. length - M (BOS at 0), computed once: (L, E/2)
+        text = _text_angles(torch.arange(length - M + 1, device=prefix.embeds.device),
+                            rope_frequencies(cfg, prefix.embeds.device))
+        self.text_cos, self.text_sin = text.cos(), text.sin()
 
     def select(self, rows: torch.Tensor) -> None:
         """Keep only these batch rows (finished rows dropped, beams reordered)."""
@@ -160,11 +164,18 @@ def _prefill(model, state: _State, prefix: Prefix, bos_id: int) -> torch.Tensor:
 
 @record_function("hayai.decode_step")
 def _step(model, state: _State, tokens: torch.Tensor, s: int) -> torch.Tensor:
-    """Feed the token chosen at step s (B,) at text position s."""
-    freqs = rope_frequencies(model.cfg, tokens.device)
+    """Feed the token chosen at step s (B,) at text position s. The rotary angles come from the
+    state's table and the mask is the keys' validity itself (a text token sees every valid key
+    before it): no per-step tables or masks to build."""
+    B = len(tokens)
+    start = state.M + s
     x = model.decoder.token_embeddings(tokens[:, None])
-    angles = _text_angles(torch.full((1,), s, device=tokens.device), freqs).expand(len(tokens), 1, -1)
-    return _run(model, state, x, angles, state.M + s)
+    state.key_valid[:, start] = True
+    mask = state.key_valid[:, None, None, :start + 1]  # (B, 1, 1, S)
+    cos = state.text_cos[s].expand(B, 1, 1, -1)  # (B, 1, 1, E/2)
+    sin = state.text_sin[s].expand(B, 1, 1, -1)
+    h = model.decoder(x, cos, sin, mask, state.caches, start)
+    return model.decoder.logits(h[:, -1])
 
 
 class CpuShare:
