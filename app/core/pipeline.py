@@ -10,8 +10,10 @@ when it returns True, `app.errors.Cancelled` is raised (pages already yielded st
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from app.core.document import Block, Page
@@ -33,7 +35,8 @@ class PipelineSettings:
     imgsz / conf / iou: detector
     input size (pixels, long side; None = the size the detector was trained at), minimum score,
     NMS IoU; chunk_pages: pages per detect+read
-    round; detect_batch: pages per detector call."""
+    round; detect_batch: pages per detector call; overlap: load and detect the next chunk while
+    this one is read (bench/pipeline.py measures both)."""
 
     patches: int = 384
     max_new_tokens: int = 128
@@ -44,6 +47,7 @@ class PipelineSettings:
     iou: float = 0.5
     chunk_pages: int = 4
     detect_batch: int = 4
+    overlap: bool = True
 
 
 @dataclass(frozen=True)
@@ -111,15 +115,41 @@ class Pipeline:
 
         report()
         step = max(1, self.settings.chunk_pages)
-        for start in range(0, total, step):
+        chunks = [names[start:start + step] for start in range(0, total, step)]
+        if not self.settings.overlap or len(chunks) < 2:
+            for chunk in chunks:
+                check()
+                for page in self._read_chunk(self._detect_chunk(self._load_chunk(source, chunk, check), check),
+                                             counts, report, cancel):
+                    counts["pages"] += 1
+                    report()
+                    yield page
+            return
+        # the next chunk is detected on a helper thread while this one is read (torch releases the
+        # interpreter lock in its kernels); pages are loaded and progress is reported on this thread
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hayai-detect") as pool:
             check()
-            for page in self._process_chunk(source, names[start:start + step], counts, report, check, cancel):
-                counts["pages"] += 1
-                report()
-                yield page
+            ahead = pool.submit(self._detect_chunk, self._load_chunk(source, chunks[0], check), check)
+            try:
+                for i in range(len(chunks)):
+                    detected = ahead.result()
+                    ahead = None
+                    if i + 1 < len(chunks):
+                        check()
+                        ahead = pool.submit(self._detect_chunk, self._load_chunk(source, chunks[i + 1], check), check)
+                    for page in self._read_chunk(detected, counts, report, cancel):
+                        counts["pages"] += 1
+                        report()
+                        yield page
+            finally:
+                if ahead is not None:  # cancelled, failed or closed early: let the helper finish
+                    ahead.cancel()
+                    with contextlib.suppress(BaseException):
+                        ahead.result()
 
-    def _process_chunk(self, source, names, counts, report, check, cancel) -> list[Page]:
-        s = self.settings
+    def _load_chunk(self, source, names, check) -> tuple:
+        """(names, images, pages): the chunk's images, and a Page with its error for each that
+        could not be loaded."""
         pages: dict[str, Page] = {}
         images = {}
         for name in names:
@@ -129,6 +159,13 @@ class Pipeline:
             except PAGE_ERRORS as exc:
                 log.warning("page %s: %s", name, exc)
                 pages[name] = Page(name=name, error=error_text(exc))
+        return names, images, pages
+
+    def _detect_chunk(self, loaded_chunk, check) -> tuple:
+        """Detect a loaded chunk's pages: (names, images, pages), each page with its blocks (empty
+        text) or its error. Touches no shared state (it may run on a helper thread)."""
+        s = self.settings
+        names, images, pages = loaded_chunk
         check()
         loaded = [n for n in names if n in images]
         for name, dets in self._detect_each(loaded, images, pages):
@@ -136,10 +173,16 @@ class Pipeline:
             blocks = build_blocks(dets, image.size, s.order, page=gray_page(image),
                                   widen_text=_widen_text(self.detector))
             pages[name] = Page(name=name, width=image.width, height=image.height, blocks=tuple(blocks))
-            counts["blocks_total"] += len(blocks)
+        return names, images, pages
+
+    def _read_chunk(self, detected, counts, report, cancel) -> list[Page]:
+        """Read the detected chunk's blocks; its pages in order."""
+        names, images, pages = detected
+        counts["blocks_total"] += sum(len(p.blocks) for p in pages.values() if p.error is None)
         report()
-        check()
-        ready = [n for n in loaded if pages[n].error is None]
+        if cancel is not None and cancel():
+            raise Cancelled("cancelled")
+        ready = [n for n in names if n in images and pages[n].error is None]
         self._read_pages(ready, images, pages, counts, report, cancel)
         return [pages[n] for n in names]
 

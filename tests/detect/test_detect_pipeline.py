@@ -1,6 +1,9 @@
 """The page pipeline end to end with real (tiny) models on a generated folder."""
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
+
 import pytest
 
 from app.core.document import Block
@@ -125,3 +128,48 @@ def test_recognize_region_and_read_blocks(processed, tiny_detector, recognizer, 
     assert [b.ocr_text for b in reread] == [b.ocr_text for b in pages[0].blocks]
     assert all(b.text == "mine" for b in reread)
     assert pipeline.read_blocks(image, []) == []
+
+
+class _Recorded:
+    """The real detector / recognizer, calls passed through; `hook` runs before each call."""
+
+    def __init__(self, inner, hook):
+        self._inner, self._hook = inner, hook
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def detect(self, images, **kwargs):
+        self._hook(images)
+        return self._inner.detect(images, **kwargs)
+
+    def recognize(self, crops, **kwargs):
+        self._hook(crops)
+        return self._inner.recognize(crops, **kwargs)
+
+
+def test_the_next_chunk_is_detected_while_this_one_is_read(tiny_detector, recognizer, volume):
+    """Overlap (the default): the detector gets the second chunk while the first is recognized
+    (the first recognition waits for that call), and the pages are those of the sequential run."""
+    detector_calls: list[int] = []
+    second_chunk_detected = threading.Event()
+    waited: list[bool] = []
+
+    def on_detect(images):
+        detector_calls.append(len(images))
+        if len(detector_calls) == 2:
+            second_chunk_detected.set()
+
+    def on_recognize(_crops):
+        if not waited:  # the first chunk's crops: is the second chunk being detected meanwhile?
+            waited.append(second_chunk_detected.wait(timeout=30))
+
+    pipeline = Pipeline(_Recorded(tiny_detector, on_detect),
+                        _Recorded(recognizer, on_recognize), SETTINGS)
+    assert SETTINGS.overlap
+    with open_source(volume) as source:
+        pages = list(pipeline.process(source))
+        sequential = list(Pipeline(tiny_detector, recognizer, replace(SETTINGS, overlap=False)).process(source))
+    assert waited == [True]
+    assert detector_calls == [3, 3]  # chunks of 4 pages; page4.png of the first cannot be loaded
+    assert pages == sequential
