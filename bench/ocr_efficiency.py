@@ -11,7 +11,9 @@ mixed crops (bench/ocr_throughput.py's shapes), exactly --tokens generated token
 - peak: the GEMM rate of this machine in that precision on the vision tower's own matrix
   shapes (tokens x 768 -> 768 / 3072 -> 768, as many tokens as the batch's real patches), best
   of a few repeats; int8 uses the same dynamically quantized linear layers as the int8 mode;
-- tower: `generate.vision_features` on the preprocessed batch (what the recognizer runs);
+- tower: `generate.vision_features` on the preprocessed batch (what the recognizer runs: the
+  packed tower of app/ocr/vision.py), and "padded": transformers' `Siglip2VisionModel.forward`
+  on the same batch padded to the budget (the tower before the packing), side by side;
 - whole: `Recognizer.recognize` (preprocessing, grouping, tower, projector, prefill, decode).
 
 FLOPs are counted from the shapes each crop really has, padding excluded (a multiply-add is 2
@@ -187,36 +189,47 @@ def main() -> int:
                 seen.clear()
                 generate.vision_features(model, batch)
                 run_tokens = sum(seen)
-                per = {k: [] for k in ("peak", "tower_s", "whole_s", "tower_share", "whole_share")}
+                per = {k: [] for k in ("peak", "tower_s", "padded_s", "whole_s", "tower_share", "padded_share",
+                                       "whole_share")}
                 for _ in range(args.rounds):
                     peak = gemms.peak()
                     t0 = time.perf_counter()
                     generate.vision_features(model, batch)
                     tower_s = time.perf_counter() - t0
                     t0 = time.perf_counter()
+                    model.vision_encoder(pixel_values=batch.pixel_values.to(gemms.x.dtype),
+                                         pixel_attention_mask=batch.pixel_attention_mask,
+                                         spatial_shapes=batch.spatial_shapes)
+                    padded_s = time.perf_counter() - t0
+                    t0 = time.perf_counter()
                     rec.recognize(images, budget, args.tokens, batch_size=args.crops)
                     whole_s = time.perf_counter() - t0
                     per["peak"].append(peak)
                     per["tower_s"].append(tower_s)
                     per["whole_s"].append(whole_s)
+                    per["padded_s"].append(padded_s)
+                    per["padded_share"].append(flops["tower"] / padded_s / peak)
                     per["tower_share"].append(flops["tower"] / tower_s / peak)
                     per["whole_share"].append(flops["whole"] / whole_s / peak)
             med = {k: statistics.median(v) for k, v in per.items()}
             row = (mode + (" (auto)" if mode == auto else ""), budget, args.crops / med["whole_s"],
                    flops["tower"] / args.crops / 1e9, flops["whole"] / args.crops / 1e9, run_tokens / real,
                    flops["tower"] / med["tower_s"] / 1e9, flops["whole"] / med["whole_s"] / 1e9,
-                   med["peak"] / 1e9, med["tower_share"], med["whole_share"])
+                   med["peak"] / 1e9, med["tower_share"], med["whole_share"], med["padded_share"],
+                   statistics.median(p / t for p, t in zip(per["padded_s"], per["tower_s"])))
             rows.append(row)
             print(f"  {row[0]} {budget}: {row[2]:.2f} crops/s, tower {row[6]:.1f} GFLOP/s = {100 * row[9]:.0f} % "
-                  f"of {row[8]:.1f}, whole {row[7]:.1f} GFLOP/s = {100 * row[10]:.0f} %", flush=True)
+                  f"of {row[8]:.1f} (padded tower {100 * row[11]:.0f} %, packed {row[12]:.2f}x faster), "
+                  f"whole {row[7]:.1f} GFLOP/s = {100 * row[10]:.0f} %", flush=True)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\n(load average at the end {load}; GFLOP per crop counted without padding; medians over "
           f"{args.rounds} rounds; shares against the same round's peak)")
     print(f"{'mode':<12} {'patches':>7} {'crops/s':>8} {'tower GF':>9} {'whole GF':>9} {'run/useful':>10} "
-          f"{'tower GF/s':>10} {'whole GF/s':>10} {'peak GF/s':>9} {'tower %':>8} {'whole %':>8}")
-    for label, budget, cps, tgf, wgf, ratio, tgfs, wgfs, peak, ts, ws in rows:
+          f"{'tower GF/s':>10} {'whole GF/s':>10} {'peak GF/s':>9} {'tower %':>8} {'whole %':>8} {'padded %':>8} "
+          f"{'packed x':>8}")
+    for label, budget, cps, tgf, wgf, ratio, tgfs, wgfs, peak, ts, ws, ps, px in rows:
         print(f"{label:<12} {budget:>7} {cps:>8.2f} {tgf:>9.1f} {wgf:>9.1f} {ratio:>10.2f} {tgfs:>10.1f} "
-              f"{wgfs:>10.1f} {peak:>9.1f} {100 * ts:>7.0f}% {100 * ws:>7.0f}%")
+              f"{wgfs:>10.1f} {peak:>9.1f} {100 * ts:>7.0f}% {100 * ws:>7.0f}% {100 * ps:>7.0f}% {px:>7.2f}x")
     return 0
 
 

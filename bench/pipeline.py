@@ -11,14 +11,18 @@ real model sizes, with random weights (cost does not depend on the values), on t
   as a trained detector would return them); order, crop and OCR then run as in the app.
 
     python bench/pipeline.py [--pages 4] [--bubbles 6] [--patches 384] [--tokens 24] [--imgsz 1024]
+        [--chunk-pages 2] [--overlap off|on|both] [--rounds 1]
 
-Prints a table: seconds per stage, share of the total, pages/s. Default run: under 3 minutes
+Prints a table per run: seconds per stage, share of the total, pages/s; with --overlap both
+(the default) the pipeline runs with the next chunk detected while this one is read and without,
+alternately on the same pages, and prints the ratio of each round. Default run: under 3 minutes
 on 2 CPU cores (about a minute of it writing and loading the 600 MB checkpoint).
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import tempfile
 import time
@@ -121,6 +125,10 @@ def main() -> None:
     ap.add_argument("--imgsz", type=int, default=1024)
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--detector-yaml", default="yolov8m.yaml")
+    ap.add_argument("--chunk-pages", type=int, default=2)
+    ap.add_argument("--overlap", choices=["off", "on", "both"], default="both",
+                    help="detect the next chunk while this one is read (both: each, alternately, same pages)")
+    ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args()
 
     import torch
@@ -149,41 +157,53 @@ def main() -> None:
             layouts[_key(page)] = boxes
 
         clock = StageClock()
-        settings = PipelineSettings(patches=args.patches, max_new_tokens=args.tokens, imgsz=args.imgsz,
-                                    batch_size=args.batch_size)
-        pipeline = Pipeline(LayoutDetector(detector, layouts, clock), recognizer, settings)
-        recognizer.recognize = clock.timed("recognize", recognizer.recognize)
         import app.core.pipeline as pipeline_module
 
+        recognizer.recognize = clock.timed("recognize", recognizer.recognize)
         pipeline_module.build_blocks = clock.timed("order", pipeline_module.build_blocks)
         pipeline_module.crop = clock.timed("crop", pipeline_module.crop)
         # warm-up (first YOLO call builds its predictor; first OCR call allocates)
         detector.detect([Image.new("RGB", tuple(args.size), "white")], imgsz=args.imgsz)
         recognizer.recognize([Image.new("RGB", (64, 200), "white")], max_num_patches=args.patches, max_new_tokens=2)
-        clock.seconds.clear()
-        clock.cpu.clear()
 
-        with open_source(tmp / "pages") as source:
-            source.load = clock.timed("load", source.load)
-            start, cpu_start = time.perf_counter(), time.process_time()
-            pages = list(pipeline.process(source))
-            total, cpu_total = time.perf_counter() - start, time.process_time() - cpu_start
-        blocks = sum(len(p.blocks) for p in pages)
-        assert all(p.error is None for p in pages), [p.error for p in pages if p.error]
+        modes = {"off": [False], "on": [True], "both": [False, True]}[args.overlap]
+        results = []
+        for _ in range(args.rounds):
+            for overlap in modes:
+                settings = PipelineSettings(patches=args.patches, max_new_tokens=args.tokens, imgsz=args.imgsz,
+                                            batch_size=args.batch_size, chunk_pages=args.chunk_pages,
+                                            overlap=overlap)
+                pipeline = Pipeline(LayoutDetector(detector, layouts, clock), recognizer, settings)
+                clock.seconds.clear()
+                clock.cpu.clear()
+                with open_source(tmp / "pages") as source:
+                    source.load = clock.timed("load", source.load)
+                    start, cpu_start = time.perf_counter(), time.process_time()
+                    pages = list(pipeline.process(source))
+                    total, cpu_total = time.perf_counter() - start, time.process_time() - cpu_start
+                assert all(p.error is None for p in pages), [p.error for p in pages if p.error]
+                results.append((overlap, total, cpu_total, dict(clock.seconds), dict(clock.cpu),
+                                sum(len(p.blocks) for p in pages)))
 
-    print(f"{args.pages} pages {args.size[0]}x{args.size[1]}, {blocks} blocks, detector {args.detector_yaml} "
-          f"at {args.imgsz}, Hayai nova real size at {args.patches} patches, <= {args.tokens} tokens/crop, "
-          f"OCR batch {args.batch_size}, CPU threads {torch.get_num_threads()} (setup {setup:.0f} s)")
-    print("wall: elapsed seconds; cpu: process CPU seconds, all threads (wall >> cpu / threads means a busy machine)")
-    print(f"{'stage':<10} {'wall s':>8} {'share':>7} {'per page':>9} {'cpu s':>8}")
-    rows = [(stage, clock.seconds[stage], clock.cpu[stage]) for stage in ("load", "detect", "order", "crop", "recognize")]
-    rows.append(("other", total - sum(clock.seconds.values()), cpu_total - sum(clock.cpu.values())))
-    rows.append(("total", total, cpu_total))
-    for stage, s, c in rows:
-        print(f"{stage:<10} {s:>8.2f} {s / total:>7.1%} {s / args.pages:>8.2f}s {c:>8.2f}")
-    print(f"pages/s: {args.pages / total:.3f}   blocks/s: {blocks / total:.2f}   "
-          f"(on CPU time: {args.pages / cpu_total * torch.get_num_threads():.3f} pages/s for "
-          f"{torch.get_num_threads()} threads)")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{args.pages} pages {args.size[0]}x{args.size[1]}, detector {args.detector_yaml} "
+          f"at {args.imgsz}, Hayai nova real size at {args.patches} patches ({recognizer.precision}), "
+          f"<= {args.tokens} tokens/crop, OCR batch {args.batch_size}, {args.chunk_pages} pages a chunk, "
+          f"CPU threads {torch.get_num_threads()} (setup {setup:.0f} s); load average at the end {load}")
+    print("wall: elapsed seconds in the stage (with overlap, detect runs beside recognize: the shares add up "
+          "to more than 100 %); cpu: process CPU seconds, all threads")
+    for overlap, total, cpu_total, seconds, cpu, blocks in results:
+        print(f"\noverlap {'on' if overlap else 'off'}: {blocks} blocks")
+        print(f"{'stage':<10} {'wall s':>8} {'share':>7} {'per page':>9} {'cpu s':>8}")
+        rows = [(stage, seconds.get(stage, 0.0), cpu.get(stage, 0.0))
+                for stage in ("load", "detect", "order", "crop", "recognize")]
+        rows.append(("total", total, cpu_total))
+        for stage, sec, c in rows:
+            print(f"{stage:<10} {sec:>8.2f} {sec / total:>7.1%} {sec / args.pages:>8.2f}s {c:>8.2f}")
+        print(f"pages/s: {args.pages / total:.3f}   blocks/s: {blocks / total:.2f}")
+    if len(modes) == 2:
+        ratios = [results[i][1] / results[i + 1][1] for i in range(0, len(results), 2)]
+        print("\noverlap on / off, pages/s, round by round: " + ", ".join(f"{r:.2f}x" for r in ratios))
 
 
 if __name__ == "__main__":
