@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QProgressDialog
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QProgressDialog
 
 from app.errors import Cancelled, UserError
 
@@ -64,7 +64,7 @@ class PageExporter(QObject):
         self.cancel = threading.Event()
         self.dialog: QProgressDialog | None = None
         self.last_report = None
-        menu = window.export_menu.addMenu("&Translated pages")
+        menu = QMenu("&Translated pages")  # File > Export places it (the window's shell)
         menu.addAction("As images (PNG, JPEG, WebP)…", lambda: self.choose("images"))
         menu.addAction("As CBZ…", lambda: self.choose("cbz"))
         menu.addAction("As PDF…", lambda: self.choose("pdf"))
@@ -100,7 +100,7 @@ class PageExporter(QObject):
         from dataclasses import replace
 
         w = self.w
-        w.panel.flush()
+        w.flush_editors()
         project = replace(w.doc.project, pages=list(w.doc.project.pages))  # a snapshot: edits go on
         self.cancel.clear()
         self.dialog = QProgressDialog("Rendering pages…", "Cancel", 0, max(1, len(project.pages)), w)
@@ -141,7 +141,7 @@ class PageExporter(QObject):
             note += f"; {len(report.skipped)} page(s) skipped ({report.skipped[0][0]}: {report.skipped[0][1]})"
         if report.below_min:
             note += f"; {report.below_min} block(s) set below their minimum size ({report.below_min_text()})"
-        self.w.status_label.setText(f"Exported {len(report.written)} file(s) to {self.out}{note}.")
+        self.w.show_status(f"Exported {len(report.written)} file(s) to {self.out}{note}.")
         folder = Path(self.out) if self.fmt not in ("cbz", "pdf") else Path(self.out).parent
         self.w.update_settings(export_dir=str(folder))
         if report.skipped:
@@ -152,7 +152,7 @@ class PageExporter(QObject):
     def _on_failed(self, message: str) -> None:
         self._close()
         if message == "cancelled":
-            self.w.status_label.setText("Export cancelled; files already written were kept.")
+            self.w.show_status("Export cancelled; files already written were kept.")
             self.finished.emit("cancelled")
             return
         self.w.show_notice("error", f"Export failed: {message}")

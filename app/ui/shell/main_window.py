@@ -34,7 +34,7 @@ from app.ui.editor.undo import push_edit
 from app.ui.editor.undo_keys import UndoKeyRouter
 from app.ui.reading import device_status
 from app.ui.reading.controller import ReadingController
-from app.ui.render import controller as render_ui
+from app.ui.render.controller import RenderController
 from app.ui.script import controller as script_ui
 from app.ui.shell import actions, session
 from app.ui.shell.preferences import SettingsWriter
@@ -57,7 +57,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         actions.update_enabled(self)
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self._load_toolbar_from_settings()
-        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
+        self._add_render()  # page views, style panel, mask brush, page exports
         self.script = script_ui.attach(self)  # the Script dock: every block of the volume
         self.view_menu.addSeparator()
         self.view_menu.addAction(self.script.toggle)
@@ -124,16 +124,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.setCentralWidget(central)
         self.page_list = PageList()
         self.panel = BlockPanel()
-        for title, widget, area, name in (("Pages", self.page_list, Qt.DockWidgetArea.LeftDockWidgetArea, "pages"),
-                                          ("Blocks", self.panel, Qt.DockWidgetArea.RightDockWidgetArea, "blocks")):
-            dock = QDockWidget(title, self)
-            dock.setObjectName(f"dock_{name}")
-            dock.setWidget(widget)
-            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
-            self.addDockWidget(area, dock)
-        self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
-                         [210, 340], Qt.Orientation.Horizontal)
+        docks = [self._dock("Pages", self.page_list, "pages", Qt.DockWidgetArea.LeftDockWidgetArea),
+                 self._dock("Blocks", self.panel, "blocks", Qt.DockWidgetArea.RightDockWidgetArea)]
+        self.resizeDocks(docks, [210, 340], Qt.Orientation.Horizontal)
 
     def _build_status_bar(self) -> None:
         self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
@@ -152,6 +145,38 @@ class MainWindow(ActionsMixin, QMainWindow):
             lambda caps: device_status.apply_capabilities(self.act.device, self.act.precision, caps,
                                                           self.settings.device))
         self.configure_worker()
+
+    def _add_render(self) -> None:
+        """The render controller: its Style dock tabbed with Blocks, its View entries, its toolbar
+        on the first row (the reading settings keep row two), File > Export > Translated pages."""
+        from PySide6.QtWidgets import QMenu, QToolBar
+
+        ctl = self.render_ctl = RenderController(self, self.act.view_mode, self.act.mask_brush)
+        blocks = self.findChild(QDockWidget, "dock_blocks")
+        self.tabifyDockWidget(blocks, self._dock("Style", ctl.style_panel, "style", Qt.DockWidgetArea.RightDockWidgetArea))
+        blocks.raise_()
+        for entry in ctl.view_entries:
+            if entry is None:
+                self.view_menu.addSeparator()
+            elif isinstance(entry, QMenu):
+                self.view_menu.addMenu(entry)
+            else:
+                self.view_menu.addAction(entry)
+        settings_bar = self.findChild(QToolBar, "settings_toolbar")
+        self.removeToolBarBreak(settings_bar)
+        self.insertToolBar(settings_bar, ctl.toolbar)
+        self.insertToolBarBreak(settings_bar)
+        self.export_menu.addMenu(ctl.exporter.menu)
+
+    def _dock(self, title: str, widget, name: str, area, closable: bool = False) -> QDockWidget:
+        """A dock `dock_<name>` holding `widget` in `area` (movable, floatable; closable if asked)."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        features = QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        dock.setFeatures(features | QDockWidget.DockWidgetFeature.DockWidgetClosable if closable else features)
+        self.addDockWidget(area, dock)
+        return dock
 
     def _add_translation(self) -> None:
         """The translation controller; its menu before Help, its button after Draw box, its status
@@ -179,13 +204,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         docks = []
         for title, widget, name in (("Memory", series.memory_panel, "memory"),
                                     ("Consistency", series.check_panel, "consistency")):
-            dock = QDockWidget(title, self)
-            dock.setObjectName(f"dock_{name}")
-            dock.setWidget(widget)
-            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                             | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            dock = self._dock(title, widget, name, Qt.DockWidgetArea.RightDockWidgetArea, closable=True)
             self.tabifyDockWidget(blocks, dock)
             docks.append(dock)
         blocks.raise_()
