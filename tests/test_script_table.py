@@ -134,7 +134,7 @@ def test_cli_export_and_import_script(tmp_path, project, capsys):
     assert main(["import-script", str(src), str(edited)]) == 1
     err = capsys.readouterr().err
     assert "row 3" in err and "b7" in err and "changed 1 block(s)" in err
-    after = project_to_dict(load_project(saved))
+    after = _content(load_project(saved))
     before["pages"][0]["blocks"][2]["translation"] = "“Quote”"
     assert after == before
     assert main(["import-script", str(tmp_path / "nowhere"), str(edited)]) == 2
