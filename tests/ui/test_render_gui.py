@@ -14,7 +14,6 @@ from PySide6.QtTest import QTest
 
 from app.core.document import Block
 from app.ui.render.view import wait_rendered
-from app.ui.shell import session
 
 
 def qimage_rgb(image) -> np.ndarray:
@@ -35,7 +34,7 @@ def translated(make_window, pages, qtbot):
     """A window on three synthetic pages whose first page has its true blocks, the odd ones
     translated."""
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     truth = json.loads((pages / "page-001.json").read_text(encoding="utf-8"))
     blocks = tuple(Block(id=b["id"], order=b["order"], kind=b["kind"], box=tuple(map(float, b["box"])),
                          ocr_text=b["text"], translation="Wait for me, please!" if b["order"] % 2 else "")
