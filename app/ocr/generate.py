@@ -21,6 +21,8 @@ from app.ocr.model import HayaiModel, rope_frequencies
 from app.ocr.preprocess import PixelBatch
 from app.ocr.vision import packed_features
 
+PACKED_MIN_PADDING = 0.10  # share of padding rows from which the packed tower is used
+
 
 @dataclass
 class Prefix:
@@ -37,13 +39,20 @@ def _grid_angles(rows: torch.Tensor, cols: torch.Tensor, freqs: torch.Tensor) ->
 def vision_features(model: HayaiModel, batch: PixelBatch) -> torch.Tensor:
     """The vision tower's last hidden state (B, N, C).
 
-    Normally one call for the batch, on the crops' real patches packed together (app.ocr.vision:
-    no work on padding, the same values as the padded tower). A model whose `vision_per_crop` is set (int8: activations
+    Normally one call for the batch: transformers' padded tower, or, when at least
+    PACKED_MIN_PADDING of the batch's rows are padding, the crops' real patches packed together
+    (app.ocr.vision: no work on padding, the same values). The app's crops fill the budget up to
+    the grid's rounding (2-5 % padding), where the packing's copies ate its gain in
+    bench/ocr_efficiency.py (docs/performance.md). A model whose `vision_per_crop` is set (int8: activations
     are quantized with one scale per call) runs each crop on its own, so a crop's features do
     not depend on its neighbours; the DSC projector then needs only the real patches, so the
     padding is not computed at all (rows past a crop's patches are zero)."""
     if not getattr(model, "vision_per_crop", False):
-        return packed_features(model.vision_encoder, batch, padding_rows=model.cfg.projector != "dsc")
+        mask = batch.pixel_attention_mask
+        if mask.numel() and float(mask.float().mean()) <= 1 - PACKED_MIN_PADDING:
+            return packed_features(model.vision_encoder, batch, padding_rows=model.cfg.projector != "dsc")
+        return model.vision_encoder(pixel_values=batch.pixel_values, pixel_attention_mask=batch.pixel_attention_mask,
+                                    spatial_shapes=batch.spatial_shapes).last_hidden_state
     B, N, _ = batch.pixel_values.shape
     out = None
     for b, (rows, cols) in enumerate(batch.spatial_shapes.tolist()):
