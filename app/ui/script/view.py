@@ -4,6 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -73,6 +74,8 @@ class ScriptView(QWidget):
         self.last_page.valueChanged.connect(lambda v: self._filter(last_page=v))
         self.search.textChanged.connect(lambda t: self._filter(text=t))
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.chosen_here = False  # the focus was last in this view (not on the page): its rows are the selection
+        QApplication.instance().focusChanged.connect(self._focus_moved)
         for signal in (model.modelReset, model.dataChanged):
             signal.connect(self._update_count)
         self._update_count()
@@ -92,6 +95,19 @@ class ScriptView(QWidget):
         if current.isValid():
             name, block_id = current.data(KEY_ROLE)
             self.block_chosen.emit(name, block_id)
+
+    def add_row_actions(self, actions) -> None:
+        """Actions on the selected rows, in the table's context menu (e.g. translate them)."""
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.table.addActions(list(actions))
+
+    def _focus_moved(self, _old, new) -> None:
+        if new is not None and new.window() is self.window() and not new.window().isHidden():
+            self.chosen_here = self.isAncestorOf(new)  # a menu's popup is a window of its own: ignored
+
+    def chosen_keys(self) -> list[tuple[str, str]]:
+        """The selected rows when the selection was made here last (else [], the page's selection)."""
+        return self.selected_keys() if self.chosen_here and self.isVisible() else []
 
     def selected_keys(self) -> list[tuple[str, str]]:
         """(page name, block id) of the selected rows, in the table's order."""

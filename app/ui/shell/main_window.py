@@ -170,6 +170,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         for widget in tr.status_widgets:
             self.statusBar().addPermanentWidget(widget)
         self.panel.translation_restore_requested.connect(tr.restore)
+        # Translate the selected blocks: the Script view's rows when chosen there, else the page's
+        tr.selection = lambda: self.script.chosen_keys() or [(self.current, b) for b in self.selected_ids()]
+        self.script.add_row_actions([tr.act.translate_selected, tr.act.retranslate_selected])
         self._add_series(tr.series, menu)
 
     def _add_series(self, series, menu) -> None:
