@@ -46,7 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_translation_options(p, model_flag="--model")
     p.add_argument("--out", help="output file (default: stdout)")
     p.add_argument("--format", choices=("json", "txt"), help="output format (default: from --out's suffix, else json)")
-    p.add_argument("--pages", metavar="RANGE",
+    p.add_argument("--pages", dest="page_range", metavar="RANGE",
                    help="only these pages, numbered from 1: 3-7, 1,4,9-12, 5- (default: every page)")
     p.add_argument("--series", metavar="FILE",
                    help="the series file (default: .hayai-series.json beside the volume or up to two folders above)")
@@ -160,8 +160,8 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
     stream = stream or sys.stderr
     settings = translator_settings(args)
     names = None
-    if getattr(args, "pages", None):
-        names = [project.pages[n - 1].name for n in parse_page_range(args.pages, len(project.pages))]
+    if getattr(args, "page_range", None):  # `translate --pages` (eval-translation's --pages is a count)
+        names = [project.pages[n - 1].name for n in parse_page_range(args.page_range, len(project.pages))]
     glossary = glossary_for(project, args.glossary)
     own = translator is None
     if own:
