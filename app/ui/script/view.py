@@ -42,12 +42,15 @@ class ScriptView(QWidget):
         self.search.setPlaceholderText("Filter by text")
         self.search.setClearButtonEnabled(True)
         self.count_label = QLabel()
+        self.fit_label = QLabel()  # how far the lettering's fit is checked (overflows, below minimum size)
+        self.fit_label.hide()
         row = QHBoxLayout()
         row.setContentsMargins(4, 2, 4, 2)
         for w in (QLabel("Show"), self.status_box, QLabel("pages"), self.first_page, QLabel("to"), self.last_page,
                   self.search):
             row.addWidget(w)
         row.addWidget(self.count_label)
+        row.addWidget(self.fit_label)
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the volume's order
@@ -87,6 +90,16 @@ class ScriptView(QWidget):
     def _update_count(self, *_args) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
         self.count_label.setText(f"{shown} of {total} blocks" if shown != total else f"{total} blocks")
+        fit, text = self.model.fit, ""
+        if fit is not None and fit.active:
+            done, pages = fit.checked_pages()
+            if done < pages:
+                text = f"· lettering checked on {done} of {pages} pages"
+        self.fit_label.setText(text)
+        self.fit_label.setVisible(bool(text))
+
+    def update_count(self) -> None:
+        self._update_count()
 
     def set_status_filter(self, status: str) -> None:
         self.status_box.setCurrentIndex(max(0, self.status_box.findData(status)))

@@ -64,6 +64,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.edit_menu.addSeparator()
         self.edit_menu.addActions([self.script.find_action, self.script.replace_action])
         self.view.block_selected.connect(lambda bid: self.script.show_block(self.current, bid) if bid else None)
+        self.panel.fit_status = self.script.fit.status  # the block list's tints: the lettering's fit too
+        self.script.fit.changed.connect(lambda name: self.panel.recolour() if name == self.current else None)
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()
@@ -504,7 +506,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._image_pool.clear()
         self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.reading.stop,
                                         self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
-                                        self.reader_exporter.stop,
+                                        self.reader_exporter.stop, self.script.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
         session.close_writer(self)  # the journal closed, the project's lock released
