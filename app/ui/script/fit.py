@@ -40,7 +40,7 @@ class _CheckJob(QRunnable):
         self.project, self.options, self.cancel = project, options, cancel
 
     def run(self) -> None:
-        from app.core.check import fit_statuses
+        from app.core.check import fit_key, fit_statuses  # the render stack loads here, off the GUI thread
         from app.core.sources import open_source
 
         try:
@@ -50,10 +50,11 @@ class _CheckJob(QRunnable):
                 self.signals.failed.emit(self.gen, "", str(exc))
                 return
             try:
-                for name, page, key in self.jobs:
+                for name, page in self.jobs:
                     if self.cancel.is_set():
                         break
                     try:
+                        key = fit_key(page, self.project, self.options)
                         statuses = fit_statuses(page, source.load(name), self.project, self.options)
                     except Exception as exc:  # noqa: BLE001 - this page only
                         self.signals.failed.emit(self.gen, name, str(exc))
@@ -77,7 +78,7 @@ class FitChecker(QObject):
         `current()`: the page shown (checked also while the Script view is hidden)."""
         super().__init__(parent)
         self.doc, self.settings, self.current = doc, settings, current
-        self._fit: dict[str, tuple[tuple, dict[str, str]]] = {}  # page name -> (key, statuses)
+        self._fit: dict[str, tuple[tuple | None, dict[str, str]]] = {}  # page name -> (key, statuses)
         self._pending: list[str] = []
         self._gen = 0
         self._cancel = threading.Event()
@@ -133,7 +134,7 @@ class FitChecker(QObject):
                 self._pending.append(name)
         self._start()
 
-    def remember(self, name: str, key: tuple, statuses: dict[str, str]) -> None:
+    def remember(self, name: str, key: tuple | None, statuses: dict[str, str]) -> None:
         """A page's result (from the background job; benchmarks fill it directly)."""
         old = self._fit.get(name)
         self._fit[name] = (key, dict(statuses))
@@ -166,9 +167,9 @@ class FitChecker(QObject):
         for name in self._pending:
             page = self.doc.page(name)
             if not any(b.translation.strip() for b in page.blocks):
-                self.remember(name, self._key(page), {})  # nothing lettered: nothing can overflow
+                self.remember(name, None, {})  # nothing lettered: nothing can overflow
                 continue
-            jobs.append((name, page, self._key(page)))
+            jobs.append((name, page))
         self._pending.clear()
         if not jobs:
             return
@@ -197,7 +198,10 @@ class FitChecker(QObject):
 
     def _on_page_changed(self, name: str) -> None:
         hit = self._fit.get(name)
-        if hit is not None and self.doc.has_page(name) and hit[0] == self._key(self.doc.page(name)):
+        # (a key is None for a page with nothing lettered; computing one loads the render stack,
+        # which a checked page has done already, off the GUI thread)
+        if hit is not None and hit[0] is not None and self.doc.has_page(name) \
+                and hit[0] == self._key(self.doc.page(name)):
             return  # nothing the lettering depends on changed
         self._drop(name)
         if self.active or name == self.current():
