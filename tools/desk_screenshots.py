@@ -39,7 +39,7 @@ def main(out: Path, theme: str) -> None:
     from app.core.document import Block
     from app.core.settings import AppSettings
     from app.ui.shell import main as ui_main
-    from app.ui.shell import session, startup
+    from app.ui.shell import startup
     from app.ui.shell.main_window import MainWindow
     from tools.ui_screenshots import wait
 
@@ -56,7 +56,7 @@ def main(out: Path, theme: str) -> None:
     w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
     w.resize(1280, 800)
     w.show()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     for name, lines in zip(w.doc.page_names(), LINES, strict=False):
         blocks = []
         for i, (src, text, how) in enumerate(lines):

@@ -89,8 +89,8 @@ def _connect_actions(w, a: SimpleNamespace) -> None:
     for name in ("open_folder", "open_archive", "save", "next_page", "prev_page", "run_page", "run_all",
                  "cancel", "next_block", "prev_block", "edit_inline", "reread", "delete", "merge",
                  "zoom_in", "zoom_out", "fit_page", "fit_width", "actual_size", "toggle_overlay", "help"):
-        getattr(a, name).triggered.connect(getattr(w, f"action_{name}"))
-    a.draw.toggled.connect(w.action_draw)
+        getattr(a, name).triggered.connect(getattr(w.slots, f"action_{name}"))
+    a.draw.toggled.connect(w.slots.action_draw)
     a.undo.triggered.connect(w.undo_stack.undo)
     a.redo.triggered.connect(w.undo_stack.redo)
     w.undo_stack.canUndoChanged.connect(a.undo.setEnabled)
@@ -112,14 +112,14 @@ def _file_menu(w, a: SimpleNamespace, mb) -> None:
                                   ("Volume as JSON…", "json", "volume", False),
                                   ("Volume as TXT…", "txt", "volume", False),
                                   ("Volume as TXT with translations…", "txt", "volume", True)):
-        ex.addAction(label, lambda f=fmt, s=scope, t=tr: w.action_export(f, s, t))
+        ex.addAction(label, lambda f=fmt, s=scope, t=tr: w.slots.action_export(f, s, t))
     ex.addSeparator()
-    ex.addAction("Script as CSV…", lambda: w.action_export_script("csv"))
-    ex.addAction("Script as TSV…", lambda: w.action_export_script("tsv"))
+    ex.addAction("Script as CSV…", lambda: w.slots.action_export_script("csv"))
+    ex.addAction("Script as TSV…", lambda: w.slots.action_export_script("tsv"))
     im = m.addMenu("&Import")
-    im.addAction("Transcriptions from TXT…", lambda: w.action_import_txt("text"))
-    im.addAction("Translations from TXT…", lambda: w.action_import_txt("translation"))
-    im.addAction("Script from CSV / TSV…", w.action_import_script)
+    im.addAction("Transcriptions from TXT…", lambda: w.slots.action_import_txt("text"))
+    im.addAction("Translations from TXT…", lambda: w.slots.action_import_txt("translation"))
+    im.addAction("Script from CSV / TSV…", w.slots.action_import_script)
     a.project_menus = [ex, im]
     m.addSeparator()
     m.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
@@ -143,14 +143,14 @@ def _view_menu(w, a: SimpleNamespace, mb) -> None:
         act = m.addAction(label)
         act.setCheckable(True)
         act.setChecked(w.settings.overlay == key)
-        act.triggered.connect(lambda _=False, k=key: w.set_overlay(k))
+        act.triggered.connect(lambda _=False, k=key: w.slots.set_overlay(k))
         group.addAction(act)
         a.overlay_actions[key] = act
     m.addAction(a.toggle_overlay)
     a.show_translation = m.addAction("Show translations on the page")
     a.show_translation.setCheckable(True)
     a.show_translation.setChecked(w.settings.overlay_source == "translation")
-    a.show_translation.toggled.connect(w.set_overlay_source)
+    a.show_translation.toggled.connect(w.slots.set_overlay_source)
     m.addSeparator()
     m.addActions([a.zoom_in, a.zoom_out, a.fit_page, a.fit_width, a.actual_size])
     m.addSeparator()
@@ -162,17 +162,17 @@ def _run_models_help_menus(w, a: SimpleNamespace, mb) -> None:
     m.addActions([a.run_page, a.run_all, a.cancel, a.draw])
 
     m = mb.addMenu("&Models")
-    m.addAction("Model manager…", w.action_model_manager)
-    m.addAction("Choose OCR model folder…", w.action_choose_model_folder)
-    m.addAction("Choose detector file…", w.action_choose_detector)
+    m.addAction("Model manager…", w.slots.action_model_manager)
+    m.addAction("Choose OCR model folder…", w.slots.action_choose_model_folder)
+    m.addAction("Choose detector file…", w.slots.action_choose_detector)
 
     m = mb.addMenu("&Help")
     m.addAction(a.help)
-    a.open_demo = m.addAction("Open the demo pages", w.action_open_demo)
+    a.open_demo = m.addAction("Open the demo pages", w.slots.action_open_demo)
     a.open_demo.setToolTip("Synthetic sample pages, read by small demo models that come with the app")
     m.addSeparator()
     a.open_log_folder = m.addAction("Open log folder", open_log_folder)
-    m.addAction("About Hayai Desktop", w.action_about)
+    m.addAction("About Hayai Desktop", w.slots.action_about)
 
 
 def _toolbars(w, a: SimpleNamespace) -> None:
