@@ -7,10 +7,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
 
-from app.core.settings import PATCH_BUDGETS
 from app.ui.common import icons
 from app.ui.common.log_bridge import open_log_folder
-from app.ui.reading.device_status import fill_device_combos
+from app.ui.reading.settings_bar import ReadingSettings
 
 # (action name, label, shortcut) for the help dialog and the menus
 SHORTCUTS = [
@@ -186,24 +185,14 @@ def _toolbars(w, a: SimpleNamespace) -> None:
     tb.addSeparator()
     tb.addActions([a.run_page, a.run_all, a.cancel, a.draw])
     tb.addSeparator()
-    a.patches = QComboBox()
-    a.patches.setToolTip("Patch budget: more patches read small text better, but slower")
-    for p in PATCH_BUDGETS:
-        a.patches.addItem(f"{p} patches", p)
-    a.patches.addItem("Custom…", -1)
-    a.device = QComboBox()
-    a.precision = QComboBox()
-    fill_device_combos(a.device, a.precision)
+    bar = w.reading_settings = ReadingSettings(w, w)  # budget, device, precision, order
+    a.patches, a.device, a.precision, a.order = bar.patches, bar.device, bar.precision, bar.order
     a.model = QComboBox()
     a.model.setToolTip("OCR model")
     a.model.setMinimumContentsLength(14)
     a.detector = QComboBox()
     a.detector.setToolTip("Text / bubble detector")
     a.detector.setMinimumContentsLength(14)
-    a.order = QComboBox()
-    a.order.setToolTip("Reading order of new detections")
-    a.order.addItem("Right to left", "rtl")
-    a.order.addItem("Left to right", "ltr")
     # the reading settings get a row of their own: beside the actions they overflowed a 1280 px
     # screen and hid the detector, the reading order and the page-view toggle behind "»"
     settings_tb = QToolBar("Reading settings", w)

@@ -12,7 +12,6 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
-    QInputDialog,
     QMainWindow,
     QVBoxLayout,
     QWidget,
@@ -23,12 +22,11 @@ from app.core.settings import AppSettings
 from app.ui.common import error_text, log_bridge
 from app.ui.common.dialogs import NoticeBar, Questions
 from app.ui.common.screens import install_dialog_fitter, place_window, scrollable_docks
-from app.ui.common.threads import track_pool
 from app.ui.common.widgets import ElidedLabel, breakable
 from app.ui.editor.block_panel import BlockPanel
 from app.ui.editor.canvas import Mode, PageView
 from app.ui.editor.document_model import DocumentModel
-from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
+from app.ui.editor.image_jobs import PageImages
 from app.ui.editor.page_list import PageList
 from app.ui.editor.undo import push_edit
 from app.ui.editor.undo_keys import UndoKeyRouter
@@ -61,7 +59,7 @@ class MainWindow(QMainWindow):
         self.models = ModelChoice(self, self.act.model, self.act.detector, self.banner)
         actions.update_enabled(self)
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
-        self._load_toolbar_from_settings()
+        self.sync_toolbar()
         self._add_render()  # page views, style panel, mask brush, page exports
         self.script = script_ui.attach(self)  # the Script dock: every block of the volume
         self.view_menu.addSeparator()
@@ -84,7 +82,6 @@ class MainWindow(QMainWindow):
 
     def _init_state(self, settings: AppSettings | None, settings_path) -> None:
         """Settings, the document, the undo history, the page-image pool, run bookkeeping."""
-        from PySide6.QtCore import QThreadPool
 
         self.settings = settings or AppSettings()
         self.settings_path = settings_path
@@ -97,14 +94,9 @@ class MainWindow(QMainWindow):
         self.doc = DocumentModel(self)
         self.undo_stack = QUndoStack(self)
         self.current = ""  # name of the page shown
-        self._images: dict[str, QImage] = {}  # small cache of decoded pages
-        self._image_req = 0
-        self._image_pool = track_pool(QThreadPool(self))
-        self._image_pool.setObjectName("page-images")
-        self._image_pool.setMaxThreadCount(1)
-        self._image_signals = ImageJobSignals(self)
-        self._image_signals.loaded.connect(self._on_image_loaded)
-        self._image_signals.failed.connect(self._on_image_failed)
+        self.images = PageImages(self)  # the pages the canvas shows, decoded off the GUI thread
+        self.images.loaded.connect(self._on_image_loaded)
+        self.images.failed.connect(self._on_image_failed)
         self._closing = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
         self.stopped_cleanly = True  # False when shutdown() left work running
@@ -255,42 +247,10 @@ class MainWindow(QMainWindow):
         self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self.refresh_title())
 
     # --- settings and toolbar -------------------------------------------------------------------
-    def _load_toolbar_from_settings(self) -> None:
-        a = self.act
-        self.sync_toolbar()
-        a.patches.activated.connect(self._on_patches_chosen)
-        for combo in (a.device, a.precision, a.order):
-            combo.activated.connect(lambda _i: self._settings_from_toolbar())
-
     def sync_toolbar(self) -> None:
         """Show the current settings in the toolbar's boxes (after a change of settings)."""
-        s, a = self.settings, self.act
-        budgets = [a.patches.itemData(i) for i in range(a.patches.count())]
-        if s.patches not in budgets:
-            a.patches.insertItem(a.patches.count() - 1, f"{s.patches} patches", s.patches)
-        a.patches.setCurrentIndex(a.patches.findData(s.patches))
-        a.device.setCurrentIndex(max(0, a.device.findData(s.device)))
-        a.precision.setCurrentIndex(max(0, a.precision.findData(s.precision)))
-        a.order.setCurrentIndex(max(0, a.order.findData(s.order)))
+        self.reading_settings.sync()
         self.models.fill_combos()
-
-    def _on_patches_chosen(self, _index: int) -> None:
-        a = self.act
-        if a.patches.currentData() == -1:
-            value, ok = QInputDialog.getInt(self, "Patch budget", "Patches per crop (16 to 4096):",
-                                            self.settings.patches, 16, 4096, 16)
-            if ok:
-                if a.patches.findData(value) < 0:
-                    a.patches.insertItem(a.patches.count() - 1, f"{value} patches", value)
-            else:
-                value = self.settings.patches
-            a.patches.setCurrentIndex(a.patches.findData(value))
-        self._settings_from_toolbar()
-
-    def _settings_from_toolbar(self) -> None:
-        a = self.act
-        self.update_settings(patches=int(a.patches.currentData()), device=a.device.currentData(),
-                             precision=a.precision.currentData(), order=a.order.currentData())
 
     def update_settings(self, **changes) -> None:
         """Change settings, store them (off the GUI thread), and reconfigure the worker."""
@@ -362,7 +322,7 @@ class MainWindow(QMainWindow):
         self.reading.cancel(quiet=True)  # their results are dropped; progress hides when the last one ends
         self.translation.abandon()  # the same for a translation run
         self.undo_stack.clear()
-        self._images.clear()
+        self.images.clear()
         self.current = ""
         self.notice.dismiss()
 
@@ -387,29 +347,25 @@ class MainWindow(QMainWindow):
         self.current = name
         page = self.doc.page(name)
         self.page_list.select_page(name)
-        image = self._images.get(name)
+        image = self.images.get(name)
         self.view.set_image(image)
         self.view.show_page(page)
         self.panel.set_page(page)
         if image is None:
-            self._image_req += 1
-            self._image_pool.start(ImageJob(self._image_signals, self._image_req, self.doc.source, [name]))
+            self.images.request(self.doc.source, name)
         else:
             self.page_shown.emit(name)
         self.refresh_title()
 
-    def _on_image_loaded(self, req_id: int, name: str, image: QImage, w: int, h: int) -> None:
-        self._images[name] = image
-        while len(self._images) > 4:
-            self._images.pop(next(iter(self._images)))
+    def _on_image_loaded(self, name: str, image: QImage, w: int, h: int, latest: bool) -> None:
         if self.doc.has_page(name) and (self.doc.page(name).width, self.doc.page(name).height) != (w, h):
             self.doc.set_page_size(name, w, h)
-        if name == self.current and req_id == self._image_req:
+        if name == self.current and latest:
             self.view.set_image(image)
             self.view.show_page(self.doc.page(name))
             self.page_shown.emit(name)
 
-    def _on_image_failed(self, req_id: int, name: str, message: str) -> None:
+    def _on_image_failed(self, name: str, message: str) -> None:
         if name == self.current:
             self.show_notice("error", message)
 
@@ -551,9 +507,8 @@ class MainWindow(QMainWindow):
         self._closing = True
         self.log_bridge.close()
         self.autosave_timer.stop()
-        self._image_pool.clear()
         self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.reading.stop,
-                                        self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
+                                        self.translation.stop, self.page_list.stop, self.images.stop,
                                         self.reader_exporter.stop, self.script.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
