@@ -122,6 +122,9 @@ class MainWindow(QMainWindow):
         docks = [self._dock("Pages", self.page_list, "pages", Qt.DockWidgetArea.LeftDockWidgetArea),
                  self._dock("Blocks", self.panel, "blocks", Qt.DockWidgetArea.RightDockWidgetArea)]
         self.resizeDocks(docks, [210, 340], Qt.Orientation.Horizontal)
+        # the Blocks dock keeps the window's full height when a dock opens at the bottom (the
+        # Script view): at 1280x800 it was squeezed to three rows and wrapped its labels
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
     def _build_status_bar(self) -> None:
         self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
