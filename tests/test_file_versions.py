@@ -43,7 +43,9 @@ PAST_SHAPES = {
     "1.2 sizes": {**_HEAD, "minor": 2, "glossary": [], "sizes": "one",
                   "pages": [{"name": "001.png", "width": 80, "height": 120, "processed": True, "error": None,
                              "sizes": "few", "blocks": [{**_BLOCK_1_0, "kind": "text", "machine_translation": "mt",
-                                                         "translator": "deepl", "style": None, "mask_edits": []}]}]},
+                                                         "translator": "deepl", "style": {"max_size": 30},
+                                                         "mask_edits": [{"erase": False, "radius": 3,
+                                                                         "points": [[5, 6]]}]}]}]},
 }
 
 
