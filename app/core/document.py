@@ -17,7 +17,8 @@ Box = tuple[float, float, float, float]
 
 KINDS = ("bubble", "text", "caption", "sfx", "other", "manual")
 # Text outside bubbles (app.detect.freetext): captions (free text, narration) and sound effects.
-# "text" is free text read without the page (older projects, no page image): a caption.
+# "text" (a text detection read without the page, a mokuro import, projects before 1.3) is not
+# told apart from dialogue, so it is lettered in place like a bubble.
 OUTSIDE_KINDS = ("caption", "sfx")
 # What the lettering does with them (Project.outside, per kind): "translate" cleans the text and
 # letters the translation in its place (as a bubble); "keep" leaves it as it is (not cleaned, not
@@ -31,9 +32,9 @@ def default_outside() -> dict[str, str]:
 
 
 def outside_group(kind: str) -> str | None:
-    """The policy a block of `kind` follows: "caption" (also plain "text"), "sfx", or None
-    (bubbles and boxes the user drew are always translated in place)."""
-    return "caption" if kind in ("caption", "text") else "sfx" if kind == "sfx" else None
+    """The policy a block of `kind` follows: "caption", "sfx", or None (bubbles, plain "text" and
+    boxes the user drew are always translated in place)."""
+    return kind if kind in OUTSIDE_KINDS else None
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ unknown keys: app.core.versioning):
      "sizes": "each" | "one" | "few",
      "outside": {"caption": policy, "sfx": policy} (optional; policy: "translate" | "keep" | "beside"),
      "dismissed_proposals": [source term, ...] (optional: glossary proposals the user dismissed)}
-A block's "kind" is "bubble", "caption" or "sfx" (text outside bubbles, 1.3), "text" (free text
+A block's "kind" is "bubble", "caption" or "sfx" (text outside bubbles, 1.3), "text" (a text box
 read without the page), "other" or "manual" (a box the user drew); a kind this build does not
-know is kept and lettered like free text. "outside" (1.3) says how captions and sound effects
+know is kept and lettered in place. "outside" (1.3) says how captions and sound effects
 are lettered (app.core.document.OUTSIDE_POLICIES); absent: both translated in place, as before.
 A page may also hold "sizes" (its own size harmonisation; absent = the project's).
 A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.

@@ -26,7 +26,7 @@ from app.ui.editor.items import PANEL_TEXT_PX, overlay_font
 ID_ROLE = Qt.ItemDataRole.UserRole
 
 
-KIND_TAGS = {"caption": "[caption] ", "text": "[free text] ", "sfx": "[SFX] "}  # text outside bubbles
+KIND_TAGS = {"caption": "[caption] ", "sfx": "[SFX] "}  # text outside bubbles
 KIND_NAMES = {"bubble": "bubble", "caption": "caption (free text)", "text": "free text", "sfx": "sound effect",
               "other": "other", "manual": "drawn box"}
 
