@@ -53,7 +53,7 @@ rest = status("VmRSS")
 shown = []
 w._image_signals.loaded.connect(lambda *a: shown.append(time.perf_counter()))
 start, cpu0 = time.perf_counter(), time.process_time()
-ok = session.open_path(w, sys.argv[1])
+ok = w.session.open_path(sys.argv[1])
 returned = time.perf_counter()
 while not shown and time.perf_counter() - start < 120:
     app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)

@@ -80,7 +80,6 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.core.settings import AppSettings
-    from app.ui.shell import session
     from app.ui.shell.main_window import MainWindow
     from tests.ui.conftest import write_pages
 
@@ -116,7 +115,7 @@ def main() -> int:
     win.resize(1400, 900)
     mark("show")
     win.show()
-    session.open_path(win, folder)
+    win.session.open_path(folder)
     mark("volume open")
 
     step = [0]
@@ -125,9 +124,9 @@ def main() -> int:
         step[0] += 1
         action = step[0] % 4
         if action == 0:
-            win.action_next_page()
+            win.slots.action_next_page()
         elif action == 1:
-            win.action_next_block()
+            win.slots.action_next_block()
         elif action == 2:
             bar = win.view.verticalScrollBar()
             bar.setValue((bar.value() + 120) % max(1, bar.maximum() + 1))
@@ -148,7 +147,7 @@ def main() -> int:
     win.run_finished.connect(finished.append)
     mark("run starts")
     t1 = time.perf_counter()
-    win.action_run_all()
+    win.slots.action_run_all()
     while not finished:
         app.processEvents()
         time.sleep(0.001)

@@ -63,7 +63,6 @@ def pump(app, seconds: float, until=None) -> bool:
 
 def bench_open(app, beat, args, tmp: Path) -> list[tuple[float, float]]:
     from app.core.settings import AppSettings
-    from app.ui.shell import session
     from app.ui.shell.main_window import MainWindow
     from tests.ui.conftest import write_pages
 
@@ -76,15 +75,15 @@ def bench_open(app, beat, args, tmp: Path) -> list[tuple[float, float]]:
     win.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
     win.resize(1400, 900)
     win.show()
-    session.open_path(win, vols[0])
+    win.session.open_path(vols[0])
     out = []
     for r in range(args.rounds):
-        win.action_run_all()
+        win.slots.action_run_all()
         if not pump(app, 120, lambda: any(p.processed for p in win.doc.project.pages)):
             raise SystemExit("no page was read within 120 s")
         pump(app, 0.2)
         t0 = time.perf_counter()
-        session.open_path(win, vols[(r + 1) % 2])
+        win.session.open_path(vols[(r + 1) % 2])
         t1 = time.perf_counter()
         pump(app, args.after_ms / 1000)
         out.append(((t1 - t0) * 1000, beat.largest_gap(t0 - 0.005, t1 + args.after_ms / 1000)))

@@ -38,7 +38,6 @@ app = QApplication([])
 from app.core.document import Block
 from app.core.settings import AppSettings
 from app.core import edits
-from app.ui.shell import session
 from app.ui.shell.main_window import MainWindow
 
 folder, seed = sys.argv[1], int(sys.argv[2])
@@ -46,7 +45,7 @@ rng = random.Random(seed)
 w = MainWindow(AppSettings())
 w.questions.answers.update(restore_autosave=True, unsaved_changes="discard")
 w.show()
-assert session.open_path(w, folder)
+assert w.session.open_path(folder)
 name = w.doc.page_names()[0]
 n = 0
 

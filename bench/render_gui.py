@@ -42,7 +42,6 @@ def main() -> int:
     from app.core.project_io import save_project
     from app.core.settings import AppSettings
     from app.ui.render.view import wait_rendered
-    from app.ui.shell import session
     from app.ui.shell.main_window import MainWindow
     from tools.render_metrics import make_case
 
@@ -57,7 +56,7 @@ def main() -> int:
     w = MainWindow(AppSettings(device="cpu"))
     w.resize(1400, 900)
     w.show()
-    session.open_path(w, folder)
+    w.session.open_path(folder)
     end = time.monotonic() + 30
     while not w.view.has_image() and time.monotonic() < end:
         app.processEvents()

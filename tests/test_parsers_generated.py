@@ -96,6 +96,17 @@ def _set(data, path, value):
 def test_project_file_round_trip(project):
     assert project_from_dict(json.loads(json.dumps(project_to_dict(project)))) == project
 
+def _read_or_refused_naming_it(raw: bytes, name: str, read) -> None:
+    """`raw` as the file `name`: `read(path)` reads it, or raises a UserError naming the file."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(raw)
+        try:
+            read(path)
+        except UserError as exc:
+            assert name in str(exc)
+
+
 
 @SETTINGS
 @given(projects(), st.data())
@@ -111,13 +122,7 @@ def test_project_file_with_any_value_anywhere_loads_or_says_why(project, data):
 @FEW
 @given(st.binary(max_size=300))
 def test_project_file_of_any_bytes_is_refused_with_its_name(raw):
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bytes.json"
-        path.write_bytes(raw)
-        try:
-            load_project(path)
-        except UserError as exc:
-            assert "bytes.json" in str(exc)
+    _read_or_refused_naming_it(raw, "bytes.json", load_project)
 
 
 # ----------------------------------------------------------------------------- JSON export
@@ -217,13 +222,7 @@ def test_glossary_of_any_text_is_read_or_refused_naming_the_line(text):
 @FEW
 @given(st.binary(max_size=200))
 def test_glossary_of_any_bytes_is_read_or_refused_naming_the_file(raw):
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "g.txt"
-        path.write_bytes(raw)
-        try:
-            load_glossary(path)
-        except UserError as exc:
-            assert "g.txt" in str(exc)
+    _read_or_refused_naming_it(raw, "g.txt", load_glossary)
 
 
 # ----------------------------------------------------------------------------- settings

@@ -69,7 +69,7 @@ def main(out: Path) -> None:
     wait(app, w.view.has_image)
     done = []
     w.run_finished.connect(done.append)
-    w.action_run_page()
+    w.slots.action_run_page()
     wait(app, lambda: bool(done), 300)
     blocks = w.doc.page(w.current).blocks
     if blocks:
@@ -88,7 +88,7 @@ def main(out: Path) -> None:
     # an error that names a model: the window offers the model manager
     w.update_settings(model="hayai-ocr-v2.5-nova")
     done.clear()
-    w.action_run_page()
+    w.slots.action_run_page()
     wait(app, lambda: bool(done), 120)
     settle(app)
     w.grab().save(str(out / f"{theme}-04-missing-model-error.png"))

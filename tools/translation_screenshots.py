@@ -28,7 +28,7 @@ def main(out: Path) -> None:
     from app.core.settings import AppSettings
     from app.translate.base import GlossaryEntry
     from app.ui.shell import main as ui_main
-    from app.ui.shell import session, startup
+    from app.ui.shell import startup
     from app.ui.shell.main_window import MainWindow
     from app.ui.translate.control import _key_state
     from app.ui.translate.glossary_dialog import GlossaryDialog
@@ -55,7 +55,7 @@ def main(out: Path) -> None:
     w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
     w.resize(1400, 900)
     w.show()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     wait(app, w.view.has_image)
     done = []
     w.run_finished.connect(done.append)

@@ -36,7 +36,7 @@ def demo_window(app, pages: Path, size=(1400, 900)):
     """A shown MainWindow with the demo models (what `hayai-desktop --demo` sets up) on `pages`,
     its first page read by them."""
     from app.core.settings import AppSettings
-    from app.ui.shell import session, startup
+    from app.ui.shell import startup
     from app.ui.shell.main_window import MainWindow
 
     _samples, model, detector = startup.demo_paths()
@@ -46,7 +46,7 @@ def demo_window(app, pages: Path, size=(1400, 900)):
     w.questions.answers.update(unsaved_changes="discard", restore_autosave=False)
     w.resize(*size)
     w.show()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     wait(app, w.view.has_image)
     done = []
     w.run_finished.connect(done.append)
@@ -87,10 +87,10 @@ def main(out: Path) -> None:
     app.processEvents()
     w.grab().save(str(out / "02-page-with-blocks.png"))
 
-    w.set_overlay("boxes")
+    w.slots.set_overlay("boxes")
     app.processEvents()
     w.grab().save(str(out / "03-boxes-only.png"))
-    w.set_overlay("text")
+    w.slots.set_overlay("text")
 
     # draw mode, mid-drag
     from PySide6.QtCore import QPoint, Qt

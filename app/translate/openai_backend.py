@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 
 from app.errors import Cancelled
 from app.translate import contract
+from app.translate import openai_errors as errors
 from app.translate.base import (
     CancelFn,
     ContextPage,
@@ -45,7 +46,6 @@ from app.translate.base import (
     TokensFn,
     TranslationError,
     TranslatorSettings,
-    redact,
     server_label,
 )
 from app.translate.capabilities import FORMATS, Capabilities, CapabilityStore
@@ -59,26 +59,8 @@ NO_KEY = "no-key"  # local servers want a non-empty bearer token; this one means
 LOCAL_TOTAL_S = 600.0  # a whole answer: local servers (a CPU may be slow)
 HOSTED_TOTAL_S = 180.0
 MAX_CONTEXT_PAGES_FACTOR = 4  # context grows append-only up to this many times context_pages
-_LENGTH_WORDS = ("context size", "context length", "context_length", "maximum context", "context window",
-                 "exceeds the available context", "n_ctx", "too many tokens", "prompt is too long",
-                 "reduce the length", "input is too long", "exceed_context_size")
 _AGAIN_NOTE = ("Your previous answer lacked these segment ids, or left them untranslated. Translate exactly "
                "these segments into {target}.")
-
-
-class _LengthRefused(Exception):
-    """The server refused the request for its length (prompt + answer over its context)."""
-
-
-class _StreamEmpty(Exception):
-    """A streamed request brought no chunk at all: the server does not stream."""
-
-
-class _ImagesRefused(Exception):
-    """The model does not take image parts."""
-
-
-_IMAGE_WORDS = ("image", "vision", "multimodal", "mmproj", "image_url", "multi-modal")
 
 
 @dataclass
@@ -138,7 +120,7 @@ class OpenAITranslator:
         self.server = server_label(self.base_url)
         self.preset = preset_for_url(self.base_url)
         self.name = f"{settings.model} @ {self.server}"
-        self._key = api_key or NO_KEY
+        self.key = api_key or NO_KEY
         self.store = store if store is not None else CapabilityStore(settings.capabilities_file or None)
         self.caps = self.store.get(self.server, settings.model) or self._initial_caps()
         self._confirmed = False  # a request of this run went through: later 400s are the page's own
@@ -151,7 +133,7 @@ class OpenAITranslator:
         # answered in one request goes as context with that answer, which the server's cache holds
         self._answers: dict[str, tuple[str, dict[str, str]]] = {}
         self._loop = asyncio.new_event_loop()
-        self._client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
+        self._client = openai.AsyncOpenAI(api_key=self.key, base_url=self.base_url, max_retries=0,
                                           timeout=self._http_timeout())
 
     def _initial_caps(self) -> Capabilities:
@@ -244,7 +226,7 @@ class OpenAITranslator:
         try:
             return self._run(fetch(), cancel)
         except openai.OpenAIError as exc:
-            raise self._error(exc) from None
+            raise errors.error_for(self, exc) from None
 
     def close(self) -> None:
         if self._loop.is_closed():
@@ -274,14 +256,14 @@ class OpenAITranslator:
                                                self._own_answers(context))
             try:
                 reply = self._request(messages, todo, [by_rid[r].text for r in todo], cancel, on_tokens, state)
-            except _LengthRefused as exc:
+            except errors.LengthRefused as exc:
                 self._shorten(todo, by_rid, context, page_name, cancel, on_tokens, state, split_ok, str(exc))
                 return
-            except _ImagesRefused as exc:
+            except errors.ImagesRefused as exc:
                 self._extras = replace(x, image_url="")
                 self.caps = replace(self.caps, images="no")
                 self.store.put(self.server, self.settings.model, self.caps)
-                state.notes.append(f"the model does not take images ({_short(str(exc))}); the page goes as text "
+                state.notes.append(f"the model does not take images ({errors.short(str(exc))}); the page goes as text "
                                    "only (remembered for this server and model)")
                 rounds -= 1
                 continue
@@ -296,7 +278,7 @@ class OpenAITranslator:
             if rounds == 1 and not note and todo == rids:
                 state.raw = (reply.text, dict(answer.texts))
             if not answer.ok:
-                state.notes.append(f"answer {state.requests} was not the JSON asked for: {_snippet(reply.text)}")
+                state.notes.append(f"answer {state.requests} was not the JSON asked for: {errors.snippet(reply.text)}")
             if answer.unknown:
                 state.notes.append(f"ignored unknown ids {', '.join(answer.unknown[:5])}")
             new = 0
@@ -328,19 +310,19 @@ class OpenAITranslator:
                  why: str) -> None:
         """The request was too long for the server: without context, then in halves."""
         if context:
-            state.notes.append(f"the server refused the request for its length ({_short(why)}); sent again "
+            state.notes.append(f"the server refused the request for its length ({errors.short(why)}); sent again "
                                "without the previous pages")
             self._translate(todo, by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             return
         if len(todo) > 1 and split_ok:
             half = (len(todo) + 1) // 2
-            state.notes.append(f"the page is longer than the server's context ({_short(why)}); its {len(todo)} "
+            state.notes.append(f"the page is longer than the server's context ({errors.short(why)}); its {len(todo)} "
                                f"block(s) sent in two halves")
             self._translate(todo[:half], by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             self._translate(todo[half:], by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             return
         for r in todo:
-            state.reasons[r] = f"longer than the server's context even alone ({_short(why)})"
+            state.reasons[r] = f"longer than the server's context even alone ({errors.short(why)})"
         state.notes.append(f"block(s) {', '.join(todo)} are longer than the server's context on their own")
 
     def _own_answers(self, context: Sequence[ContextPage]) -> dict[str, str]:
@@ -417,7 +399,7 @@ class OpenAITranslator:
 
     def _request(self, messages, ids, texts, cancel, on_tokens, state: _Page) -> _Reply:
         """One chat completion (streamed when the server streams); degrades what it asks for when
-        the first request of the run is refused; raises _LengthRefused or TranslationError."""
+        the first request of the run is refused; raises errors.LengthRefused or TranslationError."""
         import openai
 
         attempts = 0
@@ -426,52 +408,52 @@ class OpenAITranslator:
             state.requests += 1
             try:
                 reply = self._run(self._complete(kwargs, on_tokens, state), cancel, total=self.total_timeout)
-            except _StreamEmpty:
+            except errors.StreamEmpty:
                 log.info("%s sent no chunk for a streamed request; asking without streaming", self.server)
                 self.caps = replace(self.caps, stream=False)
                 continue
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                msg = _message(exc)
-                if self._extras.image_url and _about_images(msg):
-                    raise _ImagesRefused(msg) from None
-                if _about_length(msg):
-                    raise _LengthRefused(msg) from None
+                msg = errors.message(exc)
+                if self._extras.image_url and errors.about_images(msg):
+                    raise errors.ImagesRefused(msg) from None
+                if errors.about_length(msg):
+                    raise errors.LengthRefused(msg) from None
                 if not self._confirmed and self._degrade(msg):
                     continue
-                raise self._error(exc) from None
+                raise errors.error_for(self, exc) from None
             except (openai.RateLimitError, openai.InternalServerError) as exc:
-                msg = _message(exc)
-                if self._extras.image_url and _about_images(msg):
-                    raise _ImagesRefused(msg) from None
-                if _about_length(msg):
-                    raise _LengthRefused(msg) from None
+                msg = errors.message(exc)
+                if self._extras.image_url and errors.about_images(msg):
+                    raise errors.ImagesRefused(msg) from None
+                if errors.about_length(msg):
+                    raise errors.LengthRefused(msg) from None
                 status = getattr(exc, "status_code", 0)
                 retryable = status == 429 or status in (502, 503, 504)
                 if retryable and attempts < self.settings.max_retries:
                     attempts += 1
-                    self._sleep(_retry_after(exc, attempts), cancel)
+                    self._sleep(errors.retry_after(exc, attempts), cancel)
                     continue
-                raise self._error(exc) from None
+                raise errors.error_for(self, exc) from None
             except openai.APIConnectionError as exc:
-                if isinstance(exc, openai.APITimeoutError) or _refused(exc):
-                    raise self._error(exc) from None
+                if isinstance(exc, openai.APITimeoutError) or errors.refused(exc):
+                    raise errors.error_for(self, exc) from None
                 if attempts < self.settings.max_retries:  # the connection dropped: once more
                     attempts += 1
-                    self._sleep(_retry_after(exc, attempts), cancel)
+                    self._sleep(errors.retry_after(exc, attempts), cancel)
                     continue
-                raise self._broken(exc) from None
+                raise errors.broken(self, exc) from None
             except openai.OpenAIError as exc:
-                raise self._error(exc) from None
+                raise errors.error_for(self, exc) from None
             except Cancelled:
                 raise
             except Exception as exc:  # noqa: BLE001 - a transport error mid-stream (httpx): name it
-                if not _looks_like_transport(exc):
+                if not errors.looks_like_transport(exc):
                     raise
                 if attempts < self.settings.max_retries:
                     attempts += 1
-                    self._sleep(_retry_after(exc, attempts), cancel)
+                    self._sleep(errors.retry_after(exc, attempts), cancel)
                     continue
-                raise self._broken(exc) from None
+                raise errors.broken(self, exc) from None
             if not self._confirmed:
                 self._confirmed = True
                 self.store.put(self.server, self.settings.model, self.caps)
@@ -505,7 +487,7 @@ class OpenAITranslator:
         finally:
             await stream.close()
         if not seen_chunk:
-            raise _StreamEmpty()
+            raise errors.StreamEmpty()
         reply.text = "".join(parts)
         return reply
 
@@ -565,7 +547,7 @@ class OpenAITranslator:
             new = replace(caps, temperature=False)
         else:
             return False
-        log.info("%s refused the request (%s); trying %s", self.server, _short(msg), _caps_change(caps, new))
+        log.info("%s refused the request (%s); trying %s", self.server, errors.short(msg), _caps_change(caps, new))
         self.caps = new
         return True
 
@@ -639,45 +621,7 @@ class OpenAITranslator:
             raise Cancelled("cancelled")
         return self._loop.run_until_complete(guarded())
 
-    def _error(self, exc) -> TranslationError:
-        """A message the user can act on, naming the server, never the key."""
-        import openai
-
-        s, server = self.settings, self.server
-        if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-            return TranslationError(f"{server} refused the API key (HTTP {exc.status_code}). Check the key in "
-                                    "Translation settings or the environment variable.", fatal=True)
-        if isinstance(exc, openai.NotFoundError):
-            msg = _message(exc)
-            if "model" in msg.lower():
-                models = self._models_quietly()
-                listed = f" The server offers: {', '.join(models[:12])}." if models else ""
-                return TranslationError(f"{server}: model {s.model!r} is not there (HTTP 404: {_short(msg)})."
-                                        f"{listed}", fatal=True)
-            hint = (f" Did you mean {self.base_url.rstrip('/')}/v1 ?" if not self.base_url.rstrip("/").endswith("/v1")
-                    else "")
-            return TranslationError(f"{server}: the chat endpoint was not found (HTTP 404).{hint} Check the base "
-                                    "URL (Test connection lists the models).", fatal=True)
-        if isinstance(exc, openai.RateLimitError):
-            return TranslationError(f"{server}: rate limit (HTTP 429) still reached after {s.max_retries} "
-                                    "retries; this page was not translated. Run again later to resume.")
-        if isinstance(exc, openai.APITimeoutError):
-            return TranslationError(f"{server}: nothing arrived for {s.timeout:g} s; this page was not translated. "
-                                    "A slow server needs a longer timeout (Translation settings, --timeout).")
-        if isinstance(exc, openai.APIConnectionError):
-            return TranslationError(f"{server}: cannot connect ({redact(str(exc.__cause__ or exc), self._key)}). "
-                                    "Is the server running, and is the base URL right?", fatal=True)
-        if isinstance(exc, openai.APIStatusError):
-            return TranslationError(f"{server}: HTTP {exc.status_code}: {redact(_message(exc), self._key)}")
-        return TranslationError(f"{server}: {type(exc).__name__}: {redact(str(exc), self._key)}")
-
-    def _broken(self, exc) -> TranslationError:
-        cause = exc.__cause__ or exc
-        return TranslationError(f"{self.server}: the connection broke before the answer was complete "
-                                f"({type(cause).__name__}: {redact(str(cause), self._key)[:200]}). Is the server "
-                                "still running?")
-
-    def _models_quietly(self) -> list[str]:
+    def models_quietly(self) -> list[str]:
         try:
             return self.list_models()
         except TranslationError:
@@ -720,63 +664,7 @@ def _ollama_ctx(data) -> int | None:
     return next((v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)), None)
 
 
-def _retry_after(exc, attempt: int) -> float:
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    try:
-        return min(60.0, max(0.0, float(headers.get("retry-after"))))
-    except (TypeError, ValueError):
-        return min(30.0, 0.5 * 2 ** (attempt - 1))
-
-
-def _refused(exc) -> bool:
-    """Nothing listens there (connection refused, unknown host): every later request fails too."""
-    seen: set[int] = set()
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, ConnectionRefusedError) or type(cause).__name__ in ("ConnectError", "gaierror"):
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
-def _looks_like_transport(exc) -> bool:
-    mod = type(exc).__module__ or ""
-    return mod.startswith(("httpx", "httpcore", "h11", "anyio")) or isinstance(exc, (ConnectionError, OSError))
-
-
-def _message(exc) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-        if isinstance(inner, str):
-            return inner[:300]
-    return str(getattr(exc, "message", exc))[:300]
-
-
-def _about_images(msg: str) -> bool:
-    low = msg.lower()
-    return any(word in low for word in _IMAGE_WORDS)
-
-
-def _about_length(msg: str) -> bool:
-    low = msg.lower()
-    return any(word in low for word in _LENGTH_WORDS)
-
-
 def _caps_change(old: Capabilities, new: Capabilities) -> str:
     changed = [f"{k}={getattr(new, k)}" for k in ("format", "temperature", "stream", "max_tokens_param")
                if getattr(old, k) != getattr(new, k)]
     return ", ".join(changed)
-
-
-def _short(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text[:120] + ("…" if len(text) > 120 else "")
-
-
-def _snippet(reply: str) -> str:
-    text = " ".join((reply or "").split())
-    return repr(text[:80] + ("…" if len(text) > 80 else "")) if text else "an empty answer"

@@ -2,7 +2,6 @@
 bad one says what is wrong naming its file when shown, the good ones show, nothing crashes."""
 from __future__ import annotations
 
-from app.ui.shell import session
 from tests.bad_sources import bad_archive, bad_folder
 
 
@@ -25,7 +24,7 @@ def test_the_window_opens_bad_volumes_page_by_page(make_window, tmp_path, qtbot)
     archive, in_archive = bad_archive(tmp_path / "in", absolute_member=str(tmp_path / "escaped" / "abs.png"))
     w = make_window()
     for source, expected in ((folder, in_folder), (archive, in_archive)):
-        assert session.open_path(w, source)
+        assert w.session.open_path(source)
         assert sorted(w.doc.page_names()) == sorted(expected)
         assert w.page_list.count() == len(expected)
         for name, error in expected.items():

@@ -12,7 +12,6 @@ import torch
 from PySide6.QtCore import Qt
 
 from app.ocr import generate
-from app.ui.shell import session
 
 
 def wait_models(w, qtbot):
@@ -34,7 +33,7 @@ def test_choosing_a_precision_reloads_the_model_in_it(make_window, pages, qtbot)
     w = make_window(precision="fp32")
     wait_models(w, qtbot)
     assert w.device_label.text().endswith("· FP32")
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     w.act.precision.setCurrentIndex(w.act.precision.findData("int8"))
     w.act.precision.activated.emit(w.act.precision.currentIndex())
     assert w.settings.precision == "int8"
@@ -55,7 +54,7 @@ def test_mps_is_offered_when_the_worker_finds_it(make_window, qtbot):
 def test_a_gpu_out_of_memory_is_visible_and_told_once(make_window, pages, qtbot, monkeypatch):
     w = make_window()
     wait_models(w, qtbot)
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     qtbot.waitUntil(w.view.has_image, timeout=10000)
     worker = w.host.worker
     rec, det = worker._recognizer, worker._detector

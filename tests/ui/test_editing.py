@@ -8,7 +8,6 @@ from PySide6.QtTest import QTest
 
 from app.core import edits
 from app.core.document import Block
-from app.ui.shell import session
 
 
 def add_blocks(w, page_name, n=3):
@@ -20,7 +19,7 @@ def add_blocks(w, page_name, n=3):
 
 def test_edit_undo_redo_across_page_change(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     add_blocks(w, "page-001.png")
     w.view.select_block("b1")
     w.view._on_selection_changed()
@@ -30,7 +29,7 @@ def test_edit_undo_redo_across_page_change(make_window, pages, qtbot):
     w.panel.text_edit.moveCursor(w.panel.text_edit.textCursor().MoveOperation.End)
     QTest.keyClicks(w.panel.text_edit, "ok")  # real key events (QTest cannot type kana)
     w.panel.text_edit.insertPlainText("直した")
-    w.action_next_page()
+    w.slots.action_next_page()
     assert w.current == "page-002.png"
     edited = w.doc.page("page-001.png").block("b1")
     assert edited.text == "テキスト1ok直した" and edited.ocr_text == "テキスト1"
@@ -58,14 +57,14 @@ def test_edit_undo_redo_across_page_change(make_window, pages, qtbot):
 
 def test_delete_merge_reorder_move_are_undoable(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     add_blocks(w, "page-001.png", 4)
     w.view.select_block("b3")
-    w.action_delete()
+    w.slots.action_delete()
     assert [b.id for b in w.doc.page(w.current).blocks] == ["b0", "b1", "b2"]
     w.view.select_block("b0")
     w.view.block_item("b1").setSelected(True)
-    w.action_merge()
+    w.slots.action_merge()
     page = w.doc.page(w.current)
     assert [b.id for b in page.blocks] == ["b0", "b2"]
     assert page.blocks[0].ocr_text == "テキスト0テキスト1"
@@ -92,23 +91,23 @@ def test_delete_merge_reorder_move_are_undoable(make_window, pages, qtbot):
 
 def test_export_and_txt_reimport(make_window, pages, tmp_path):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     add_blocks(w, "page-001.png", 2)
     add_blocks(w, "page-002.png", 1)
     w.edit(lambda p: edits.set_text(p, "b0", "直した"), "edit", page="page-001.png")
-    out = session.export_to(w, tmp_path / "vol.json", "json", "volume")
+    out = w.session.export_to(tmp_path / "vol.json", "json", "volume")
     data = json.loads(out.read_text(encoding="utf-8"))
     texts = [b["text"] for p in data["pages"] for b in p["blocks"]]
     assert texts == ["直した", "テキスト1", "テキスト0"]
-    page_txt = session.export_to(w, tmp_path / "page.txt", "txt", "page")
+    page_txt = w.session.export_to(tmp_path / "page.txt", "txt", "page")
     text = page_txt.read_text(encoding="utf-8")
     assert "直した" in text and "テキスト1" in text
     assert "page-002" not in text
     # translate in an editor and bring it back
-    vol_txt = session.export_to(w, tmp_path / "vol.txt", "txt", "volume", translations=True)
+    vol_txt = w.session.export_to(tmp_path / "vol.txt", "txt", "volume", translations=True)
     edited = vol_txt.read_text(encoding="utf-8").replace(">\n", "> I fixed it\n", 1)
     vol_txt.write_text(edited, encoding="utf-8")
-    changed, warnings = session.import_from(w, vol_txt, "translation")
+    changed, warnings = w.session.import_from(vol_txt, "translation")
     assert changed == 1 and not warnings
     assert w.doc.page("page-001.png").block("b0").translation == "I fixed it"
     w.undo_stack.undo()
@@ -119,7 +118,7 @@ def test_crash_recovery_round_trip(make_window, pages, qtbot):
     from app.core.project_io import recoverable_autosave
 
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     add_blocks(w, "page-001.png", 2)
     w.edit(lambda p: edits.set_text(p, "b1", "クラッシュ前"), "edit")
     qtbot.waitUntil(lambda: recoverable_autosave(pages) is not None, timeout=5000)
@@ -127,10 +126,10 @@ def test_crash_recovery_round_trip(make_window, pages, qtbot):
     w.shutdown()
     w2 = make_window(recent_sources=(str(pages),))
     w2.questions.answers["restore_autosave"] = True
-    assert session.reopen_after_crash(w2)  # the next start reopens the source that crashed
+    assert w2.session.reopen_after_crash()  # the next start reopens the source that crashed
     assert w2.doc.page("page-001.png").block("b1").text == "クラッシュ前"
     assert w2.is_dirty()
-    assert session.save(w2)
+    assert w2.session.save()
     assert recoverable_autosave(pages) is None and not w2.is_dirty()
 
 
@@ -142,10 +141,10 @@ def test_close_mid_run_keeps_edits_and_stops(make_window, tmp_path, qtbot):
     w = make_window()
     w.pipeline_overrides.update(max_new_tokens=64, chunk_pages=1)
     w.configure_worker()
-    session.open_path(w, folder)
+    w.session.open_path(folder)
     add_blocks(w, "page-012.png", 1)
     w.edit(lambda p: edits.set_text(p, "b0", "保存して"), "edit", page="page-012.png")
-    w.action_run_all()
+    w.slots.action_run_all()
     qtbot.waitUntil(lambda: w.host.busy(), timeout=5000)
     w.questions.answers["unsaved_changes"] = "save"
     assert w.close()

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QApplication
 
 from app.core.settings import AppSettings, export_folder
 from app.ui.reading.run_stats import RunStats
-from app.ui.shell import session
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "resources" / "samples"
@@ -34,12 +33,12 @@ def test_help_menu_opens_the_demo_and_the_empty_canvas_says_so(make_window, page
     assert w.act.patches.currentData() == DEMO_PATCHES
     # saving the demo never writes into the app's own folder
     w.edit(lambda p: p, "nothing")
-    w.action_save()
+    w.slots.action_save()
     assert not (SAMPLES / ".hayai-project.json").exists()
     saved = [p for p in (tmp_path / "data" / "projects").glob("*.json") if ".lock" not in p.name]  # not its lock
     assert len(saved) == 1 and json.loads(saved[0].read_text("utf-8"))["source"] == str(SAMPLES.resolve())
     # the user's own volume brings the user's own settings back
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     assert not w.demo and w.settings.model == user.model and w.settings.patches == 512
     assert w.act.patches.currentData() == 512
     settings_file = tmp_path / "config" / "settings.json"
@@ -52,7 +51,7 @@ def test_export_starts_beside_the_volume_then_where_the_last_export_went(make_wi
     from PySide6.QtWidgets import QFileDialog
 
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     asked = []
     target = tmp_path / "exports" / "out.json"
     target.parent.mkdir()
@@ -62,10 +61,10 @@ def test_export_starts_beside_the_volume_then_where_the_last_export_went(make_wi
         return str(target), ""
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
-    w.action_export("json", "volume", False)
+    w.slots.action_export("json", "volume", False)
     assert Path(asked[0]).parent == pages.parent and Path(asked[0]).name == "vol1.json"
     assert target.is_file() and w.settings.export_dir == str(target.parent)
-    w.action_export("txt", "page", False)
+    w.slots.action_export("txt", "page", False)
     assert Path(asked[1]).parent == target.parent
     # the demo's pages live in the app's folder: the documents folder instead
     fresh = AppSettings()
@@ -78,9 +77,9 @@ def test_a_missing_model_offers_the_model_manager(make_window, pages, qtbot):
     from app.ui.models.manager import ModelManagerDialog
 
     w = make_window(model="hayai-ocr-v2.5-nova")  # not installed in this test's model folder
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     with qtbot.waitSignal(w.run_finished, timeout=60000):
-        w.action_run_page()
+        w.slots.action_run_page()
     assert "hayai-desktop models download" in w.last_error  # the layers below word it for the CLI
     text = w.notice.label.text()
     assert w.notice.kind == "error" and "hayai-ocr-v2.5-nova" in text
@@ -118,7 +117,7 @@ def test_nothing_to_read_or_save_with_nothing_open(make_window, pages):
         assert not getattr(w.act, name).isEnabled(), name
     assert not w.act.project_menus[0].isEnabled()  # Export
     assert w.act.open_folder.isEnabled() and w.act.open_demo.isEnabled()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     for name in ("run_page", "run_all", "save", "draw", "next_page", "delete"):
         assert getattr(w.act, name).isEnabled(), name
     assert w.act.project_menus[0].isEnabled()

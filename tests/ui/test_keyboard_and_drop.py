@@ -8,12 +8,11 @@ from PySide6.QtTest import QTest
 from app.core import edits
 from app.core.document import Block
 from app.ui.editor.canvas import Mode
-from app.ui.shell import session
 
 
 def test_shortcuts_pages_blocks_draw_overlay(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     blocks = tuple(Block(id=f"b{i}", order=i + 1, kind="text", box=(10 + 60 * i, 10, 60 + 60 * i, 90))
                    for i in range(3))
     w.edit(lambda p: replace(p, blocks=blocks), "read")
@@ -57,7 +56,7 @@ def test_drop_a_folder_opens_it(make_window, pages):
 
 def test_moved_block_is_reread_from_the_page(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     qtbot.waitUntil(w.view.has_image, timeout=10000)
     w.edit(lambda p: replace(p, blocks=(Block(id="b0", order=1, kind="bubble", box=(30, 40, 210, 260),
                                               ocr_text="old"),)), "read")

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QApplication
 from app.core.document import Block
 from app.ui.editor.canvas import Mode
 from app.ui.editor.items import PANEL_TEXT_PX
-from app.ui.shell import session
 from tests.ui.conftest import truth_of
 
 CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
@@ -32,7 +31,7 @@ def _focus(qtbot, widget):
 
 def test_ctrl_z_in_the_editor_after_a_page_change(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     _blocks(w, "page-001.png", prefix="one")
     _blocks(w, "page-002.png", prefix="two")
     w.undo_stack.clear()
@@ -64,11 +63,11 @@ def test_ctrl_z_in_the_editor_after_a_page_change(make_window, pages, qtbot):
 
 def test_ctrl_z_in_an_open_in_place_editor(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     qtbot.waitUntil(w.view.has_image, timeout=10000)  # the page arriving rebuilds the canvas's items
     _blocks(w, "page-001.png")
     w.view.select_block("b0")
-    w.action_edit_inline()
+    w.slots.action_edit_inline()
     ed = w.view.inline_editor()
     _focus(qtbot, w.view)
     ed.setFocus()
@@ -83,7 +82,7 @@ def test_ctrl_z_in_an_open_in_place_editor(make_window, pages, qtbot):
 
 def test_one_letter_shortcuts_need_the_canvas(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     _blocks(w, "page-001.png")
     overlay = w.settings.overlay
     # the user was typing in the block's editor; the block is deselected (the editor disabled)
@@ -113,7 +112,7 @@ def test_one_letter_shortcuts_need_the_canvas(make_window, pages, qtbot):
 
 def test_disabled_editor_is_not_a_way_to_shortcuts(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     w.panel.list.setFocus()
     assert not w.panel.text_edit.isEnabled()
     QTest.keyClick(w.panel.text_edit, Qt.Key.Key_T)  # delivered to a disabled editor: nothing
@@ -122,7 +121,7 @@ def test_disabled_editor_is_not_a_way_to_shortcuts(make_window, pages, qtbot):
 
 def test_in_place_editor_text_is_readable_at_any_zoom(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     qtbot.waitUntil(w.view.has_image, timeout=10000)
     big = Block(id="big", order=1, kind="bubble", box=(100, 100, 400, 700), vertical=True, ocr_text="あいうえお")
     small = Block(id="small", order=2, kind="bubble", box=(500, 100, 540, 140), ocr_text="ん")
@@ -147,7 +146,7 @@ def test_drawn_box_is_numbered_in_reading_order(make_window, pages, qtbot):
     """A detected block is removed and drawn again by hand: it gets its reading-order number
     back (it used to be numbered last)."""
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     qtbot.waitUntil(w.view.has_image, timeout=10000)
     truth = truth_of(pages, w.current)
     assert len(truth.blocks) >= 4

@@ -15,7 +15,6 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.models import store
-from app.ui.shell import session
 
 REPO = "tester/held-ocr"
 fifo_only = pytest.mark.skipif(sys.platform == "win32" or not hasattr(os, "mkfifo"), reason="needs named pipes")
@@ -79,10 +78,10 @@ def test_opening_another_source_does_not_wait_for_the_thumbnails(make_window, tm
     pipe = Pipe(vol / "a-002.png", data)  # the thumbnail job blocks on it
     w = make_window()
     with qtbot.waitSignal(w.page_list.signals.loaded, timeout=20000):  # the first thumbnail
-        session.open_path(w, vol)
+        w.session.open_path(vol)
     qtbot.waitUntil(pipe.has_reader, timeout=20000)  # the thumbnail job is blocked reading a-002.png
     assert w.page_list.pool.activeThreadCount() == 1
-    assert session.open_path(w, pages)
+    assert w.session.open_path(pages)
     assert not pipe.released.is_set(), "opening the new source waited for the old thumbnail job"
     assert w.doc.source == str(pages) and w.page_list.count() == 3
     pipe.release()

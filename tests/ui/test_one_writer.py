@@ -13,7 +13,6 @@ from app.core import edit_journal
 from app.core.document import Block
 from app.core.project_io import autosave_path_for, open_project, project_path_for, save_autosave
 from app.core.project_lock import ProjectLock
-from app.ui.shell import session
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = """
@@ -33,7 +32,7 @@ def _block_page(page, text="書いた"):
 
 def test_every_committed_edit_is_in_the_journal_before_any_autosave(make_window, pages):
     w = make_window()
-    assert session.open_path(w, pages)
+    assert w.session.open_path(pages)
     assert not ProjectLock(pages, "another").acquire()  # the window holds the project
     w.autosave_timer.setInterval(3_600_000)  # no autosave during this test: only the journal
     name = w.current
@@ -52,14 +51,14 @@ def test_every_committed_edit_is_in_the_journal_before_any_autosave(make_window,
 
 def test_a_session_that_did_not_end_is_offered_back_with_its_journal(make_window, pages):
     w = make_window()
-    assert session.open_path(w, pages)
+    assert w.session.open_path(pages)
     w.autosave_timer.setInterval(3_600_000)
     w.edit(lambda p: _block_page(p, "救われた"), "edit text")
     # the process dies here: nothing is closed, saved or released (the lock goes with the process)
-    w._journal.close()
-    w._journal = None
-    w._lock.release()
-    w._lock = None
+    w.session.journal.close()
+    w.session.journal = None
+    w.session.lock.release()
+    w.session.lock = None
     w.undo_stack.setClean()  # so that closing this window asks nothing and deletes nothing
 
     again = make_window()
@@ -67,7 +66,7 @@ def test_a_session_that_did_not_end_is_offered_back_with_its_journal(make_window
     again.questions.answers["restore_autosave"] = True
     original = again.questions.restore_autosave
     again.questions.restore_autosave = lambda parent, source: asked.append(source) or original(parent, source)
-    assert session.open_path(again, pages)
+    assert again.session.open_path(pages)
     assert asked == [str(pages)]
     assert again.doc.project.pages[0].blocks[0].text == "救われた" and again.is_dirty()
     assert "restored" in again.status_label.text()
@@ -83,14 +82,14 @@ def test_a_project_held_elsewhere_opens_read_only_and_its_files_are_left_alone(m
     try:
         assert holder.stdout.readline().strip() == "held"
         w = make_window()
-        assert session.open_path(w, pages)
+        assert w.session.open_path(pages)
         assert w.read_only and f"hayai-desktop translate (process {holder.pid} on " in w.read_only
         assert w.notice.kind == "warning" and "read-only" in w.notice.label.text()
         assert "[read-only]" in w.windowTitle()
         w.edit(lambda p: _block_page(p), "read")
         assert edit_journal.records(pages) == []  # no journal for a read-only project
         w.autosave()
-        assert not session.save(w) and "Not saved" in w.notice.label.text()
+        assert not w.session.save() and "Not saved" in w.notice.label.text()
         assert not project_path_for(pages).exists()
         w.questions.answers["unsaved_changes"] = "discard"
         w.close()
@@ -101,4 +100,4 @@ def test_a_project_held_elsewhere_opens_read_only_and_its_files_are_left_alone(m
         holder.wait()
         holder.stdout.close()
     w2 = make_window()
-    assert session.open_path(w2, pages) and not w2.read_only  # free again: editable
+    assert w2.session.open_path(pages) and not w2.read_only  # free again: editable

@@ -10,7 +10,6 @@ import pytest
 
 from app.core.document import Block
 from app.ui.render.view import wait_rendered
-from app.ui.shell import session
 from tests.outside_pages import BUBBLE, CAPTION, SFX, outside_page
 from tests.ui.test_render_gui import shown
 
@@ -21,7 +20,7 @@ def window(make_window, tmp_path, qtbot):
     folder.mkdir()
     outside_page().save(folder / "001.png")
     w = make_window()
-    session.open_path(w, folder)
+    w.session.open_path(folder)
     blocks = (Block("b1", 1, "bubble", BUBBLE, ocr_text="セリフ", translation="Hello!"),
               Block("b2", 2, "caption", CAPTION, ocr_text="その頃", translation="Meanwhile"),
               Block("b3", 3, "sfx", SFX, ocr_text="ドン", translation="Boom"))
@@ -70,7 +69,7 @@ def test_the_policy_from_the_view_menu_is_undoable_and_the_preview_is_the_export
     assert np.array_equal(_box(beside, CAPTION), _box(original, CAPTION)), "the caption itself is kept"
     below = (CAPTION[0] - 40, CAPTION[3], CAPTION[2] + 40, CAPTION[3] + 60)
     assert not np.array_equal(_box(beside, below), _box(original, below)), "its translation is lettered below it"
-    assert session.save(w)
+    assert w.session.save()
     assert load_project(project_path_for(w.doc.source)).outside == {"caption": "beside", "sfx": "keep"}
     w.undo_stack.undo()
     w.undo_stack.undo()

@@ -9,7 +9,6 @@ from PySide6.QtTest import QTest
 from app.core.evaluation import PagesEvaluation
 from app.ocr.text import score
 from app.ui.editor.canvas import Mode
-from app.ui.shell import session
 from tests.ui.conftest import truth_of
 
 # What the demo models do on the first GUI test page (seed 4242, page 0) when committed, with
@@ -26,7 +25,7 @@ def run_and_wait(w, qtbot, names, timeout=120000):
 
 def test_run_page_shows_blocks_on_canvas_and_panel(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     qtbot.waitUntil(w.view.has_image, timeout=10000)
     assert run_and_wait(w, qtbot, [w.current]) == "done"
     page = w.doc.page("page-001.png")
@@ -60,7 +59,7 @@ def test_run_page_shows_blocks_on_canvas_and_panel(make_window, pages, qtbot):
 
 def test_drawn_box_is_read_from_the_source(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     qtbot.waitUntil(w.view.has_image, timeout=10000)
     # the user draws a box around a bubble's text (of median length on the page)
     bubbles = sorted((b for b in truth_of(pages, w.current).blocks if b.kind == "bubble"), key=lambda b: len(b.text))
@@ -102,11 +101,11 @@ def test_cancel_a_long_run(make_window, tmp_path, qtbot):
     w = make_window()
     w.pipeline_overrides.update(max_new_tokens=64, chunk_pages=1)
     w.configure_worker()
-    session.open_path(w, folder)
+    w.session.open_path(folder)
     with qtbot.waitSignal(w.run_finished, timeout=120000) as blocker:
-        w.action_run_all()
+        w.slots.action_run_all()
         qtbot.waitUntil(lambda: sum(p.processed for p in w.doc.project.pages) >= 1, timeout=60000)
-        w.action_cancel()
+        w.slots.action_cancel()
         done = sum(p.processed for p in w.doc.project.pages)
         # a page the worker finishes after the cancel (it stops at its next check) is dropped
         late = next(p for p in w.doc.project.pages if not p.processed)
@@ -127,11 +126,11 @@ def test_another_source_opened_mid_run_ends_the_run_and_its_progress(make_window
     w = make_window()
     w.pipeline_overrides.update(chunk_pages=1)
     w.configure_worker()
-    session.open_path(w, folder)
+    w.session.open_path(folder)
     with qtbot.waitSignal(w.run_finished, timeout=120000) as blocker:
-        w.action_run_all()
+        w.slots.action_run_all()
         qtbot.waitUntil(lambda: sum(p.processed for p in w.doc.project.pages) >= 1, timeout=60000)
-        assert session.open_path(w, pages)
+        assert w.session.open_path(pages)
         assert w.host.busy() and w.progress.isVisible()  # the old run is winding down
     assert blocker.args[0] == "cancelled"
     qtbot.waitUntil(lambda: not w.host.busy(), timeout=5000)
@@ -146,11 +145,11 @@ def test_read_all_skips_read_pages_and_asks_before_reading_again(make_window, pa
     from dataclasses import replace
 
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     w.edit(lambda p: replace(p, processed=True), "mark read", page="page-002.png")
     with qtbot.waitSignal(w.run_finished, timeout=120000):
-        w.action_run_all()
+        w.slots.action_run_all()
     assert not w.host.busy() and w.doc.page("page-002.png").blocks == ()  # left alone
     assert w.doc.page("page-001.png").processed and w.doc.page("page-003.png").processed
     w.questions.answers["reread_all"] = False
-    assert w.action_run_all() is None and not w.host.busy()
+    assert w.slots.action_run_all() is None and not w.host.busy()

@@ -5,7 +5,6 @@ import json
 
 from app.core import mokuro
 from app.core.project_io import find_project_file, load_project, save_project
-from app.ui.shell import session
 from tests.mokuro_data import copy_demo_pages, demo_project
 
 
@@ -13,7 +12,7 @@ def _open_demo(make_window, tmp_path, qtbot):
     src = copy_demo_pages(tmp_path / "Series" / "vol1")
     save_project(demo_project(src))
     w = make_window()
-    assert session.open_path(w, src)
+    assert w.session.open_path(src)
     qtbot.waitUntil(lambda: w.view.has_image(), timeout=10000)
     return w, src
 
@@ -54,7 +53,7 @@ def test_a_mokuro_volume_opens_in_the_window(make_window, tmp_path, qtbot):
     src = copy_demo_pages(tmp_path / "pages" / "vol1")
     volume = mokuro.export_mokuro(demo_project(src), tmp_path / "Series", reader_page=False)
     w = make_window()
-    assert session.open_path(w, volume.mokuro)  # the .mokuro file itself
+    assert w.session.open_path(volume.mokuro)  # the .mokuro file itself
     qtbot.waitUntil(lambda: w.view.has_image(), timeout=10000)
     assert w.doc.source == str((tmp_path / "Series" / "vol1").resolve())
     assert w.settings.recent_sources[0] == w.doc.source  # the page folder: its autosave, its project
@@ -66,5 +65,5 @@ def test_a_mokuro_volume_opens_in_the_window(make_window, tmp_path, qtbot):
     assert w.doc.project.series_uuid == json.loads(volume.mokuro.read_text(encoding="utf-8"))["title_uuid"]
     # a folder holding several volumes says which to open
     mokuro.export_mokuro(demo_project(src), tmp_path / "Series", volume="vol2", reader_page=False)
-    assert not session.open_path(w, tmp_path / "Series")
+    assert not w.session.open_path(tmp_path / "Series")
     assert "holds 2 mokuro volumes" in w.notice.label.text()

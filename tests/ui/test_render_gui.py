@@ -14,7 +14,6 @@ from PySide6.QtTest import QTest
 
 from app.core.document import Block
 from app.ui.render.view import wait_rendered
-from app.ui.shell import session
 
 
 def qimage_rgb(image) -> np.ndarray:
@@ -35,7 +34,7 @@ def translated(make_window, pages, qtbot):
     """A window on three synthetic pages whose first page has its true blocks, the odd ones
     translated."""
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     truth = json.loads((pages / "page-001.json").read_text(encoding="utf-8"))
     blocks = tuple(Block(id=b["id"], order=b["order"], kind=b["kind"], box=tuple(map(float, b["box"])),
                          ocr_text=b["text"], translation="Wait for me, please!" if b["order"] % 2 else "")
@@ -103,20 +102,20 @@ def test_block_style_and_project_style_are_undoable(translated, qtbot):
     w.view.select_block(target.id)
     w.view._on_selection_changed()
     before = shown(w)
-    w.style_panel.changed.emit("color", "#ff0000")
+    w.render_ctl.style_panel.changed.emit("color", "#ff0000")
     assert w.doc.page(w.current).block(target.id).style.color == "#ff0000"
     red = shown(w)
     x0, y0, x1, y1 = (int(v) for v in target.box)
     crop = red[y0:y1, x0:x1].astype(int)
     assert ((crop[..., 0] > 200) & (crop[..., 1] < 60)).sum() > 20
-    assert "px" in w.style_panel.fit.text()
+    assert "px" in w.render_ctl.style_panel.fit.text()
     w.undo_stack.undo()
     assert w.doc.page(w.current).block(target.id).style is None and np.array_equal(shown(w), before)
     # no selection: the project's default
     w.view.scene().clearSelection()
     w.panel.list.clearSelection()
     w.panel.current_id = ""
-    w.style_panel.changed.emit("uppercase", True)
+    w.render_ctl.style_panel.changed.emit("uppercase", True)
     assert w.doc.project.style.uppercase and w.is_dirty()
     assert (shown(w) != before).any()
     w.undo_stack.undo()
@@ -125,10 +124,10 @@ def test_block_style_and_project_style_are_undoable(translated, qtbot):
 
 def test_mask_brush_strokes_change_the_cleaning_and_undo(translated, qtbot):
     w = translated
-    w.style_panel.brush.setChecked(True)  # switches to the cleaned view
-    assert w.mask_tool.active and w.render_ctl.mode == "cleaned"
+    w.render_ctl.style_panel.brush.setChecked(True)  # switches to the cleaned view
+    assert w.render_ctl.mask_tool.active and w.render_ctl.mode == "cleaned"
     wait_rendered(w.render_ctl)
-    qtbot.waitUntil(lambda: w.mask_tool._overlay.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: w.render_ctl.mask_tool._overlay.isVisible(), timeout=5000)
     before = shown(w)
     page = w.doc.page(w.current)
     target = max(page.blocks, key=lambda b: (b.box[2] - b.box[0]) * (b.box[3] - b.box[1]))
@@ -151,13 +150,13 @@ def test_mask_brush_strokes_change_the_cleaning_and_undo(translated, qtbot):
     w.undo_stack.undo()
     wait_rendered(w.render_ctl)
     assert np.array_equal(shown(w), before)
-    w.style_panel.brush.setChecked(False)
-    assert not w.mask_tool.active
+    w.render_ctl.style_panel.brush.setChecked(False)
+    assert not w.render_ctl.mask_tool.active
 
 
 def test_export_menu_writes_cbz_and_psd(translated, tmp_path, qtbot):
     w = translated
-    exporter = w.page_exporter
+    exporter = w.render_ctl.exporter
     assert [a.text() for a in exporter.menu.actions()] == ["As images (PNG, JPEG, WebP)…", "As CBZ…", "As PDF…",
                                                             "As layered PSD…"]
     with qtbot.waitSignal(exporter.finished, timeout=60000) as sig:
@@ -184,7 +183,7 @@ def _visible_progress(w):
 @pytest.mark.parametrize("fmt", ["png", "jpg", "webp", "cbz", "pdf", "psd"])
 def test_the_export_dialog_closes_when_the_export_ends(translated, tmp_path, qtbot, monkeypatch, fmt):
     w = translated
-    exporter = w.page_exporter
+    exporter = w.render_ctl.exporter
     monkeypatch.setattr(type(exporter), "MIN_DURATION_MS", 0)  # shown at once, as a long export would be
     out = tmp_path / (f"v.{fmt}" if fmt in ("cbz", "pdf") else "out")
     with qtbot.waitSignal(exporter.finished, timeout=120000) as sig:
@@ -199,7 +198,7 @@ def test_the_export_dialog_closes_on_an_error_and_says_why(translated, tmp_path,
     """The second page cannot be written (a folder stands in its place): after the first page's
     progress the dialog is up; the failure closes it and the notice says why."""
     w = translated
-    exporter = w.page_exporter
+    exporter = w.render_ctl.exporter
     monkeypatch.setattr(type(exporter), "MIN_DURATION_MS", 0)
     out = tmp_path / "out"
     (out / "page-002.png").mkdir(parents=True)
@@ -217,7 +216,7 @@ def test_translated_page_exports_start_where_the_last_export_went(translated, tm
     from PySide6.QtWidgets import QFileDialog
 
     w = translated
-    exporter = w.page_exporter
+    exporter = w.render_ctl.exporter
     asked = []
     folder = tmp_path / "exports"
     folder.mkdir()
@@ -255,7 +254,7 @@ def test_page_and_project_lettering_sizes_from_the_view_menu_are_undoable(transl
     ctl = w.render_ctl
     w.edit(lambda p: replace(p, blocks=tuple(replace(b, translation="Wait for me, please!") for b in p.blocks)),
            "translate")
-    w.style_panel.changed.emit("min_size", 6)
+    w.render_ctl.style_panel.changed.emit("min_size", 6)
     ctl.set_mode("translated")
     wait_rendered(ctl)
     w.undo_stack.setClean()
@@ -282,7 +281,7 @@ def test_blocks_below_their_minimum_are_named_and_selectable(translated, qtbot):
     ctl = w.render_ctl
     ctl.set_mode("translated")
     wait_rendered(ctl)
-    w.style_panel.changed.emit("min_size", 60)  # the project's minimum: more than most bubbles hold
+    w.render_ctl.style_panel.changed.emit("min_size", 60)  # the project's minimum: more than most bubbles hold
     wait_rendered(ctl)
     small = [b for b in ctl.result.below_min()]
     assert small

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QLineEdit
 from app.core import edits
 from app.core.document import Block
 from app.ui.script.model import PAGE, SOURCE, STATUS, TRANSLATION
-from app.ui.shell import session
 
 
 def _fill(w):
@@ -30,7 +29,7 @@ def _cells(view, col):
 
 def test_script_view_opens_filters_sorts_and_follows_the_canvas(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     _fill(w)
     w.show()
     w.activateWindow()
@@ -65,7 +64,7 @@ def test_script_view_opens_filters_sorts_and_follows_the_canvas(make_window, pag
 
 def test_editing_a_cell_is_one_undo_step(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     _fill(w)
     w.show()
     w.script.dock.show()
@@ -97,7 +96,7 @@ def test_editing_a_cell_is_one_undo_step(make_window, pages, qtbot):
 
 def test_pages_and_status_bar_show_what_is_left(make_window, pages, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     _fill(w)
     label = w.page_list.item(0).text()
     assert "2 of 3 translated" in label, label

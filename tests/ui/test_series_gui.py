@@ -15,13 +15,12 @@ from app.core.series import SERIES_FILE, Series, load_series, save_series
 from app.core.tm import LABEL
 from app.translate.base import GlossaryEntry
 from app.translate.memory import Character, StoryMemory
-from app.ui.shell import session
 from tests.ui.test_translation_gui import read_pages, run_and_wait, translating_window
 
 
 def open_read(make_window, pages):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     read_pages(w)
     return w
 
@@ -46,7 +45,7 @@ def test_memory_panel_edits_are_undoable_and_saved(make_window, pages):
     w.undo_stack.undo()
     assert w.doc.project.memory.characters[0].target == "Yuki" and panel.characters.item(0, 1).text() == "Yuki"
     w.undo_stack.redo()
-    assert session.save(w)
+    assert w.session.save()
     saved = load_project(find_project_file(pages))
     assert saved.memory.characters == (Character("ユキ", "Yuki-chan", "she", by_user=True),)
 
@@ -69,7 +68,7 @@ def test_glossary_proposals_accepted_or_dismissed(make_window, pages):
     assert [panel.proposed.item(r, 0).text() for r in range(panel.proposed.rowCount())] == ["ユキコ"]
     panel.proposed.selectRow(0)
     assert panel.dismiss_selected() == 1 and panel.proposed.rowCount() == 0
-    assert session.save(w)
+    assert w.session.save()
     saved = load_project(find_project_file(pages))
     assert saved.dismissed_proposals == ["ユキコ"] and saved.glossary == [GlossaryEntry("タナカ", "Tanaka")]
     w.undo_stack.undo()  # the dismissal is undoable too
@@ -140,6 +139,6 @@ def test_series_volume_suggestions_approve_and_memory_fill(make_window, pages, f
     QTest.keyClick(panel.translation_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     block = w.doc.page("page-002.png").blocks[0]
     assert block.approved and panel.approve_button.text() == "Approved ✓"
-    assert session.save(w)  # saving writes what the volume learned to the series file
+    assert w.session.save()  # saving writes what the volume learned to the series file
     pairs = load_series(series_file).tm
     assert ("ユキ、まって！", block.translation) in pairs and ("タナカさん、おはよう！", "Morning, sensei.") in pairs

@@ -12,7 +12,6 @@ from app.core import keys
 from app.core.document import Block
 from app.core.project_io import load_project
 from app.translate.base import GlossaryEntry
-from app.ui.shell import session
 from tests.llm_server import fake_translate, page_of
 
 TEXTS = {"page-001.png": ["タナカさん、おはよう！", "おはよう、ユキ。"], "page-002.png": ["ユキ、まって！"],
@@ -37,7 +36,7 @@ def translating_window(make_window, pages, server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", server.key)
     keys.tie_env_key("openai", server.base_url)  # the user's "use $OPENAI_API_KEY for this server"
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     read_pages(w)
     choose_backend(w, server)
     return w
@@ -51,7 +50,7 @@ def run_and_wait(w, qtbot, start, timeout=15000):
 
 def test_nothing_is_sent_before_a_backend_is_chosen(make_window, pages, fake_llm, qtbot):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     read_pages(w)
     w.questions.answers["translation_settings"] = None  # the settings dialog opens; the user cancels it
     assert w.translation.translate_all() == 0
@@ -126,7 +125,7 @@ def test_cancel_stops_mid_request_and_keeps_what_arrived(make_window, pages, fak
         w.translation.translate_all()
         qtbot.waitUntil(lambda: len(fake_llm.chats()) == 2, timeout=30000)
         rid = w.translation.run_id
-        w.action_cancel()  # Esc
+        w.slots.action_cancel()  # Esc
         # a page the worker sends after the cancel is dropped, as the reading worker's are
         from app.core.translation import PageOutcome
 
@@ -150,7 +149,7 @@ def test_failures_are_reported_per_page(make_window, pages, fake_llm, qtbot, mon
 
 def test_glossary_dialog_add_from_block_import_export_undo(make_window, pages, qtbot, tmp_path):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     read_pages(w)
     w.show_page("page-002.png")
     w.view.select_block("b1")
@@ -175,7 +174,7 @@ def test_glossary_dialog_add_from_block_import_export_undo(make_window, pages, q
     assert json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))[1] == {
         "source": "タナカ", "target": "Tanaka", "note": "surname"}
     assert w.is_dirty()
-    assert session.save(w)
+    assert w.session.save()
     assert load_project(session_project_file(w)).glossary == expected  # saved in the project file
     w.undo_stack.undo()
     assert w.doc.project.glossary == []
@@ -231,7 +230,7 @@ def test_another_source_opened_mid_translation_gets_none_of_it(make_window, page
     with qtbot.waitSignal(w.translation.run_finished, timeout=15000):
         w.translation.translate_all()
         qtbot.waitUntil(lambda: len(fake_llm.chats()) == 1, timeout=10000)
-        assert session.open_path(w, other)
+        assert w.session.open_path(other)
         read_pages(w)  # the same page names and block ids as the old source
     qtbot.waitUntil(lambda: fake_llm.released == 1, timeout=30000)  # the old run's slow answer has come
     qtbot.waitUntil(lambda: not w.translation.busy(), timeout=30000)
@@ -242,7 +241,7 @@ def test_another_source_opened_mid_translation_gets_none_of_it(make_window, page
 
 def test_a_key_over_plain_http_to_another_machine_is_asked_first(make_window, pages, fake_llm, monkeypatch):
     w = make_window()
-    session.open_path(w, pages)
+    w.session.open_path(pages)
     read_pages(w)
     lan = "http://10.255.255.1:9/v1"  # not this machine: nothing may reach it without a yes
     w.update_settings(translation_provider="openai", translation_preset="custom", translation_base_url=lan,

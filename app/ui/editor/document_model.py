@@ -87,6 +87,12 @@ class DocumentModel(QObject):
         self.project.sizes = sizes
         self.project_changed.emit("sizes")
 
+    def set_series_uuid(self, uuid: str) -> None:
+        """The identity the mokuro export gives the series (kept so that readers keep their progress)."""
+        assert self.project is not None
+        self.project.series_uuid = uuid
+        self.project_changed.emit("series_uuid")
+
     def set_dismissed(self, sources) -> None:
         """Replace the glossary proposals the user dismissed (called by its undo command)."""
         assert self.project is not None

@@ -110,3 +110,50 @@ class ImageJob(QRunnable):
                     self.signals.failed.emit(self.req_id, name, f"{name}: {type(exc).__name__}: {exc}")
         finally:
             release_source(source)
+
+
+class PageImages(QObject):
+    """The full page images the canvas shows: decoded on a pool thread of their own, the last
+    `KEEP` kept. `request(source, name)` starts a decode; `loaded(name, image, width, height,
+    latest)` comes for each (latest: it answers the last request), `failed(name, message)` when
+    the page cannot be read."""
+
+    loaded = Signal(str, QImage, int, int, bool)
+    failed = Signal(str, str)
+    KEEP = 4
+
+    def __init__(self, parent=None):
+        from PySide6.QtCore import QThreadPool
+
+        from app.ui.common.threads import track_pool
+
+        super().__init__(parent)
+        self._images: dict[str, QImage] = {}
+        self._req = 0
+        self.pool = track_pool(QThreadPool(self))
+        self.pool.setObjectName("page-images")
+        self.pool.setMaxThreadCount(1)
+        self._signals = ImageJobSignals(self)
+        self._signals.loaded.connect(self._on_loaded)
+        self._signals.failed.connect(lambda _req, name, message: self.failed.emit(name, message))
+
+    def get(self, name: str) -> QImage | None:
+        return self._images.get(name)
+
+    def request(self, source: str, name: str) -> None:
+        self._req += 1
+        self.pool.start(ImageJob(self._signals, self._req, source, [name]))
+
+    def clear(self) -> None:
+        self._images.clear()
+
+    def stop(self, timeout_ms: int) -> bool:
+        """At exit: drop queued decodes and wait for the running one at most `timeout_ms`."""
+        self.pool.clear()
+        return self.pool.waitForDone(timeout_ms)
+
+    def _on_loaded(self, req_id: int, name: str, image: QImage, w: int, h: int) -> None:
+        self._images[name] = image
+        while len(self._images) > self.KEEP:
+            self._images.pop(next(iter(self._images)))
+        self.loaded.emit(name, image, w, h, req_id == self._req)

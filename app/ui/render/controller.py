@@ -1,23 +1,41 @@
-"""Translated pages in the main window: `attach(window)` adds the page views (original /
-cleaned / translated), the Style dock, the mask brush and File > Export > Translated pages, and
-returns the RenderController (its `shutdown()` stops the render thread on close)."""
+"""Translated pages in the main window: the RenderController owns the page views (original /
+cleaned / translated, app.ui.render.view), the Style panel, the mask brush and File > Export >
+Translated pages. It talks to the window through the document model and `RenderWindow` (the
+editor port and the canvas / block panel it draws on); the window places what it exposes:
+`style_panel` (a dock), `toolbar`, `view_entries` (View menu), `exporter.menu` (File > Export),
+and calls `shutdown()` on close."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget
+from typing import Protocol
 
 from app.core import edits
 from app.render.style import resolve
+from app.ui.editor.port import EditorWindow
 from app.ui.render.export import PageExporter
 from app.ui.render.mask_tool import MaskTool
 from app.ui.render.style_panel import StylePanel, override_with, style_with
-from app.ui.render.view import RenderController
+from app.ui.render.view import PageViews
+
+
+class RenderWindow(EditorWindow, Protocol):
+    """What the render room uses of the window besides the editor port."""
+
+    view: object  # app.ui.editor.canvas.PageView: the canvas it shows rendered pages on
+    panel: object  # app.ui.editor.block_panel.BlockPanel: the translation typed there is previewed
+    page_shown: object  # Signal(str): the page whose image is on the canvas
+    undo_stack: object  # QUndoStack: the project's style and sizes are undoable steps
+
+    def selected_ids(self) -> list[str]:
+        """The blocks selected on the canvas or in the block panel."""
+
+    def update_settings(self, **changes) -> None:
+        """Change and store settings (the cleaning engine)."""
 
 
 class StyleEditor:
     """Connects the Style dock to the selection, the document and the undo stack."""
 
-    def __init__(self, window, controller: RenderController, panel: StylePanel):
+    def __init__(self, window: RenderWindow, controller: PageViews, panel: StylePanel):
         self.w, self.ctl, self.panel = window, controller, panel
         panel.changed.connect(self.change)
         panel.reset_requested.connect(self.reset)
@@ -88,30 +106,27 @@ class StyleEditor:
         self.ctl.refresh()
 
 
-def attach(window) -> RenderController:
-    controller = RenderController(window)
-    panel = StylePanel()
-    dock = QDockWidget("Style", window)
-    dock.setObjectName("dock_style")
-    dock.setWidget(panel)
-    dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-    blocks_dock = window.findChild(QDockWidget, "dock_blocks")
-    if blocks_dock is not None:
-        window.tabifyDockWidget(blocks_dock, dock)
-        blocks_dock.raise_()
-    window.style_panel = panel
-    window.style_editor = StyleEditor(window, controller, panel)
-    tool = window.mask_tool = MaskTool(window, controller)
-    panel.brush_toggled.connect(tool.set_active)
-    panel.brush_radius_changed.connect(lambda r: setattr(tool, "radius", r))
-    panel.mask_reset_requested.connect(
-        lambda: [window.edit(lambda p, bid=b.id: edits.clear_mask_edits(p, bid), "automatic text mask")
-                 for b in window.style_editor.selection() if b.mask_edits])
-    window.act.mask_brush.setCheckable(True)
-    window.act.mask_brush.toggled.connect(panel.brush.setChecked)
-    panel.brush.toggled.connect(window.act.mask_brush.setChecked)
-    # M and V act on the page: app.ui.shell.actions adds them to the canvas only (CANVAS_KEYS), so that
-    # typing them into a text field never switches the brush or the view
-    window.page_exporter = PageExporter(window, controller)
-    return controller
+class RenderController(PageViews):
+    """The render room: page views + Style panel + mask brush + translated-page exports.
+    `view_mode_action` (V) cycles the views; `mask_brush_action` (M) toggles the brush."""
+
+    def __init__(self, window: RenderWindow, view_mode_action, mask_brush_action):
+        super().__init__(window, view_mode_action)
+        panel = self.style_panel = StylePanel()
+        self.style_editor = StyleEditor(window, self, panel)
+        tool = self.mask_tool = MaskTool(window, self)
+        panel.brush_toggled.connect(tool.set_active)
+        panel.brush_radius_changed.connect(lambda r: setattr(tool, "radius", r))
+        panel.mask_reset_requested.connect(self.reset_masks)
+        mask_brush_action.setCheckable(True)
+        mask_brush_action.toggled.connect(panel.brush.setChecked)
+        panel.brush.toggled.connect(mask_brush_action.setChecked)
+        # M and V act on the page: app.ui.shell.actions adds them to the canvas only (CANVAS_KEYS), so
+        # that typing them into a text field never switches the brush or the view
+        self.exporter = PageExporter(window, self)
+
+    def reset_masks(self) -> None:
+        """The selected blocks back to their automatic text mask (one undo step each)."""
+        for b in self.style_editor.selection():
+            if b.mask_edits:
+                self.w.edit(lambda p, bid=b.id: edits.clear_mask_edits(p, bid), "automatic text mask")

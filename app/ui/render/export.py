@@ -6,45 +6,12 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QProgressDialog
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu
 
-from app.errors import Cancelled, UserError
+from app.ui.common.background_export import ExportJob, ExportProgress, ExportSignals
 
 IMAGE_CHOICES = (("PNG", "png"), ("JPEG", "jpg"), ("WebP (lossless)", "webp"))
-
-
-class _Signals(QObject):
-    progressed = Signal(int, int, str)
-    finished = Signal(object)  # ExportReport
-    failed = Signal(str)
-
-
-class ExportJob(QRunnable):
-    def __init__(self, signals: _Signals, project, fmt: str, out: str, engine_name: str, engines: dict,
-                 cancel: threading.Event, options=None):
-        super().__init__()
-        self.options = options
-        self.signals, self.project, self.fmt, self.out = signals, project, fmt, out
-        self.engine_name, self.engines, self.cancel = engine_name, engines, cancel
-
-    def run(self) -> None:
-        from app.core.rendering import export_translated
-        from app.render.inpaint import load_inpainter
-
-        try:
-            engine = self.engines.get(self.engine_name) or load_inpainter(self.engine_name)
-            self.engines[self.engine_name] = engine
-            report = export_translated(self.project, self.fmt, self.out, engine, self.options,
-                                       progress=lambda d, t, n: self.signals.progressed.emit(d, t, n),
-                                       cancel=self.cancel.is_set)
-            self.signals.finished.emit(report)
-        except Cancelled:
-            self.signals.failed.emit("cancelled")
-        except (UserError, OSError) as exc:
-            self.signals.failed.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001 - thread boundary: report to the window
-            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
 
 
 class PageExporter(QObject):
@@ -57,14 +24,14 @@ class PageExporter(QObject):
     def __init__(self, window, controller):
         super().__init__(window)
         self.w, self.ctl = window, controller
-        self.signals = _Signals(self)
+        self.signals = ExportSignals(self)
         self.signals.progressed.connect(self._on_progress)
         self.signals.finished.connect(self._on_finished)
         self.signals.failed.connect(self._on_failed)
         self.cancel = threading.Event()
-        self.dialog: QProgressDialog | None = None
+        self.progress = ExportProgress(self.cancel)
         self.last_report = None
-        menu = window.export_menu.addMenu("&Translated pages")
+        menu = QMenu("&Translated pages")  # File > Export places it (the window's shell)
         menu.addAction("As images (PNG, JPEG, WebP)…", lambda: self.choose("images"))
         menu.addAction("As CBZ…", lambda: self.choose("cbz"))
         menu.addAction("As PDF…", lambda: self.choose("pdf"))
@@ -100,38 +67,35 @@ class PageExporter(QObject):
         from dataclasses import replace
 
         w = self.w
-        w.panel.flush()
+        w.flush_editors()
         project = replace(w.doc.project, pages=list(w.doc.project.pages))  # a snapshot: edits go on
         self.cancel.clear()
-        self.dialog = QProgressDialog("Rendering pages…", "Cancel", 0, max(1, len(project.pages)), w)
-        self.dialog.setWindowTitle("Export translated pages")
-        self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        self.dialog.setMinimumDuration(self.MIN_DURATION_MS)
-        self.dialog.setAutoReset(False)
-        self.dialog.setAutoClose(False)
-        self.dialog.canceled.connect(self.cancel.set)
+        self.progress.open(w, "Export translated pages", "Rendering pages…", len(project.pages), self.MIN_DURATION_MS)
         self.out, self.fmt = out, fmt
         from app.ui.render.view import options_for
 
-        self.ctl.pool.start(ExportJob(self.signals, project, fmt, out, self.ctl.engine_name(), self.ctl._engines,
-                                      self.cancel, options_for("translated", w.settings)))
+        engine_name, engines, options = self.ctl.engine_name(), self.ctl._engines, options_for("translated", w.settings)
+
+        def work(progress, cancel):
+            from app.core.rendering import export_translated
+            from app.render.inpaint import load_inpainter
+
+            engine = engines.get(engine_name) or load_inpainter(engine_name)
+            engines[engine_name] = engine
+            return export_translated(project, fmt, out, engine, options, progress=progress, cancel=cancel)
+
+        self.ctl.pool.start(ExportJob(self.signals, work, self.cancel))
+
+    @property
+    def dialog(self):
+        """The progress dialog while an export runs (None when none does)."""
+        return self.progress.dialog
 
     def _on_progress(self, done: int, total: int, name: str) -> None:
-        dialog = self.dialog
-        if dialog is not None:
-            dialog.setMaximum(total)
-            dialog.setLabelText(f"Page {done} of {total}: {name}")
-            dialog.setValue(done)  # may process events (a modal dialog): keep this last
+        self.progress.update(done, total, name)
 
     def _close(self) -> None:
-        """Close the progress dialog (reset() alone leaves it on screen: auto-close is off so
-        that the last page's progress does not close it before the files are complete)."""
-        dialog, self.dialog = self.dialog, None
-        if dialog is not None:
-            dialog.canceled.disconnect(self.cancel.set)  # closing it is not a Cancel
-            dialog.reset()
-            dialog.hide()
-            dialog.deleteLater()
+        self.progress.close()
 
     def _on_finished(self, report) -> None:
         self._close()
@@ -141,7 +105,7 @@ class PageExporter(QObject):
             note += f"; {len(report.skipped)} page(s) skipped ({report.skipped[0][0]}: {report.skipped[0][1]})"
         if report.below_min:
             note += f"; {report.below_min} block(s) set below their minimum size ({report.below_min_text()})"
-        self.w.status_label.setText(f"Exported {len(report.written)} file(s) to {self.out}{note}.")
+        self.w.show_status(f"Exported {len(report.written)} file(s) to {self.out}{note}.")
         folder = Path(self.out) if self.fmt not in ("cbz", "pdf") else Path(self.out).parent
         self.w.update_settings(export_dir=str(folder))
         if report.skipped:
@@ -152,7 +116,7 @@ class PageExporter(QObject):
     def _on_failed(self, message: str) -> None:
         self._close()
         if message == "cancelled":
-            self.w.status_label.setText("Export cancelled; files already written were kept.")
+            self.w.show_status("Export cancelled; files already written were kept.")
             self.finished.emit("cancelled")
             return
         self.w.show_notice("error", f"Export failed: {message}")

@@ -55,7 +55,7 @@ class MaskTool(QObject):
         if on:
             if self.ctl.mode == "original":
                 self.ctl.set_mode("cleaned")
-            self.w.status_label.setText("Mask brush: paint text to clean; right button or Shift erases (M or Esc to stop).")
+            self.w.show_status("Mask brush: paint text to clean; right button or Shift erases (M or Esc to stop).")
         self.refresh_overlay()
 
     def refresh_overlay(self) -> None:
@@ -131,7 +131,7 @@ class MaskTool(QObject):
         start = points[0]
         block_id = self.target_block(start.x(), start.y())
         if block_id is None:
-            self.w.status_label.setText("Start a mask stroke inside a block's box.")
+            self.w.show_status("Start a mask stroke inside a block's box.")
             return
         stroke = MaskStroke(self._erase, float(self.radius), tuple((round(p.x(), 1), round(p.y(), 1)) for p in points))
         self.apply(block_id, stroke)

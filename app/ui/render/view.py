@@ -16,8 +16,8 @@ import time
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
-from PySide6.QtGui import QActionGroup, QImage, QUndoCommand
-from PySide6.QtWidgets import QToolBar
+from PySide6.QtGui import QAction, QActionGroup, QImage, QUndoCommand
+from PySide6.QtWidgets import QMenu, QToolBar
 
 from app.render.style import TextStyle
 from app.ui.common.threads import track_pool
@@ -49,7 +49,7 @@ def options_for(mode: str, settings=None):
 class ProjectStyleCommand(QUndoCommand):
     """Change the project's default lettering style (undoable)."""
 
-    def __init__(self, controller: RenderController, before: TextStyle, after: TextStyle):
+    def __init__(self, controller: PageViews, before: TextStyle, after: TextStyle):
         super().__init__("change the project's text style")
         self.controller, self.before, self.after = controller, before, after
 
@@ -63,7 +63,7 @@ class ProjectStyleCommand(QUndoCommand):
 class ProjectSizesCommand(QUndoCommand):
     """Change the project's size harmonisation (each / one / few; undoable)."""
 
-    def __init__(self, controller: RenderController, before: str, after: str):
+    def __init__(self, controller: PageViews, before: str, after: str):
         super().__init__("change the project's lettering sizes")
         self.controller, self.before, self.after = controller, before, after
 
@@ -77,7 +77,7 @@ class ProjectSizesCommand(QUndoCommand):
 class ProjectOutsideCommand(QUndoCommand):
     """Change how the project letters text outside bubbles (captions, sound effects; undoable)."""
 
-    def __init__(self, controller: RenderController, before: dict, after: dict):
+    def __init__(self, controller: PageViews, before: dict, after: dict):
         super().__init__("change how text outside bubbles is lettered")
         self.controller, self.before, self.after = controller, dict(before), dict(after)
 
@@ -136,8 +136,10 @@ class _RenderJob(QRunnable):
             self.signals.failed.emit(self.req, f"{self.name}: {exc}")
 
 
-class RenderController(QObject):
-    """Owns the view mode, the current page's renderer, and the background render jobs.
+class PageViews(QObject):
+    """The page views: owns the view mode, the current page's renderer, and the background
+    render jobs (app.ui.render.controller.RenderController adds the style dock, the mask brush
+    and the exports).
 
     Emits `rendered(page name, mode, seconds)` each time the canvas shows a new render (seconds:
     the time taken on the GUI thread, 0 for a background render)."""
@@ -145,7 +147,7 @@ class RenderController(QObject):
     rendered = Signal(str, str, float)
     idle = Signal()  # the background job is over (the renderer may be used on the GUI thread)
 
-    def __init__(self, window):
+    def __init__(self, window, view_mode_action):
         super().__init__(window)
         self.w = window
         self.mode = "original"
@@ -164,21 +166,20 @@ class RenderController(QObject):
         self.signals.done.connect(self._on_done)
         self.signals.warmed.connect(self._on_warmed)
         self.signals.failed.connect(self._on_failed)
-        self._build_actions()
+        self._build_actions(view_mode_action)
         window.page_shown.connect(lambda _name: self.refresh())
         window.doc.page_changed.connect(self._on_page_changed)
         window.doc.project_reset.connect(self._on_project_reset)
         window.panel.translation_edit.textChanged.connect(self._on_translation_typed)
 
     # --- actions --------------------------------------------------------------------------
-    def _build_actions(self) -> None:
-        w, a = self.w, self.w.act
-        self.group = QActionGroup(w)
+    def _build_actions(self, view_mode_action) -> None:
+        """The mode actions (Alt+1/2/3, V cycles), the lettering sizes, their toolbar. The window
+        places them: `view_entries` into View (None: a separator), `toolbar` on its first row."""
+        self.group = QActionGroup(self)
         self.mode_actions = {}
-        menu = next(act.menu() for act in w.menuBar().actions() if act.text() == "&View")
-        menu.addSeparator()
         for i, mode in enumerate(MODES, start=1):
-            act = menu.addAction(f"{MODE_LABELS[mode]} page")
+            act = QAction(f"{MODE_LABELS[mode]} page", self)
             act.setCheckable(True)
             act.setChecked(mode == self.mode)
             act.setShortcut(f"Alt+{i}")
@@ -186,25 +187,19 @@ class RenderController(QObject):
             act.triggered.connect(lambda _=False, m=mode: self.set_mode(m))
             self.group.addAction(act)
             self.mode_actions[mode] = act
-        menu.addAction(a.view_mode)
-        a.view_mode.triggered.connect(self.cycle_mode)
-        self._build_size_actions(menu)
-        self._build_outside_actions(menu)
-        toolbar = QToolBar("Page view", w)
-        toolbar.setObjectName("render_toolbar")
-        toolbar.addActions(list(self.mode_actions.values()))
-        settings_bar = w.findChild(QToolBar, "settings_toolbar")
-        if settings_bar is not None:  # on the first row, after the actions; the settings keep row two
-            w.removeToolBarBreak(settings_bar)
-            w.insertToolBar(settings_bar, toolbar)
-            w.insertToolBarBreak(settings_bar)
-        else:
-            w.addToolBar(toolbar)
+        view_mode_action.triggered.connect(self.cycle_mode)
+        self._build_size_actions()
+        self._build_outside_actions()
+        self.view_entries = [None, *self.mode_actions.values(), view_mode_action, self.sizes_menu, self.select_small,
+                             self.outside_menu]
+        self.toolbar = QToolBar("Page view")
+        self.toolbar.setObjectName("render_toolbar")
+        self.toolbar.addActions(list(self.mode_actions.values()))
 
-    def _build_size_actions(self, menu) -> None:
+    def _build_size_actions(self) -> None:
         """View > Lettering sizes: the page's and the project's size harmonisation; and the
         action that selects the blocks set below their minimum size."""
-        sizes = menu.addMenu("Lettering &sizes")
+        sizes = QMenu("Lettering &sizes")
         self.page_size_actions, self.project_size_actions = {}, {}
         for title, choices, actions, handler in (
                 ("This page", [("", "As the project")] + list(SIZE_LABELS.items()), self.page_size_actions,
@@ -221,15 +216,15 @@ class RenderController(QObject):
         self.sizes_menu = sizes
         sizes.aboutToShow.connect(self.show_sizes)
         self.w.page_shown.connect(lambda _name: self.show_sizes())
-        self.select_small = menu.addAction("Select the blocks set below their minimum size")
+        self.select_small = QAction("Select the blocks set below their minimum size", self)
         self.select_small.triggered.connect(self.select_below_min)
         self.show_sizes()
 
-    def _build_outside_actions(self, menu) -> None:
+    def _build_outside_actions(self) -> None:
         """View > Text outside bubbles: the project's policy for captions and for sound effects."""
         from app.core.document import OUTSIDE_KINDS, OUTSIDE_POLICIES
 
-        outside = menu.addMenu("Text &outside bubbles")
+        outside = QMenu("Text &outside bubbles")
         outside.setToolTipsVisible(True)
         self.outside_actions: dict[tuple[str, str], object] = {}
         for kind in OUTSIDE_KINDS:
@@ -307,7 +302,7 @@ class RenderController(QObject):
         """Select the current page's blocks set below their minimum size (canvas and list)."""
         ids = [b.id for b in self.below_min()]
         if not ids:
-            self.w.status_label.setText("No block on this page is set below its minimum size.")
+            self.w.show_status("No block on this page is set below its minimum size.")
             return
         self.w.view.select_block(ids[0])
         for bid in ids[1:]:
@@ -379,18 +374,18 @@ class RenderController(QObject):
             t = time.perf_counter()
             result = self.renderer.render(blocks)
             self._show(result, time.perf_counter() - t)
-            w.status_label.setText(self._status(self.renderer.engine.name))
+            w.show_status(self._status(self.renderer.engine.name))
             return
         self._busy = True
         self._req += 1
-        w.status_label.setText(f"Rendering the {self.mode} page…")
+        w.show_status(f"Rendering the {self.mode} page…")
         self.pool.start(_RenderJob(self.signals, self._req, w.doc.source, w.current, blocks, self.engine_name(),
                                    self._engines, self.renderer, w.settings))
 
     def _on_done(self, req: int, renderer, result) -> None:
         if req == self._req and self.page_name == self.w.current:
             self._show(result, 0.0)
-            self.w.status_label.setText(self._status(renderer.engine.name))
+            self.w.show_status(self._status(renderer.engine.name))
             self._pending_renderer = renderer
 
     def _on_warmed(self, req: int) -> None:
@@ -445,7 +440,7 @@ class RenderController(QObject):
     def style_changed(self) -> None:
         if self.mode != "original":
             self.refresh()
-        editor = getattr(self.w, "style_editor", None)
+        editor = getattr(self, "style_editor", None)  # app.ui.render.controller's, once composed
         if editor is not None:
             editor.show_selection()
 
@@ -466,7 +461,7 @@ class RenderController(QObject):
         return self.pool.waitForDone(timeout_ms)
 
 
-def wait_rendered(controller: RenderController, timeout: float = 30.0) -> None:
+def wait_rendered(controller: PageViews, timeout: float = 30.0) -> None:
     """Block (processing events) until no render job runs: for tests and benchmarks."""
     from PySide6.QtWidgets import QApplication
 

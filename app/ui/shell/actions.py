@@ -7,10 +7,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
 
-from app.core.settings import PATCH_BUDGETS
 from app.ui.common import icons
 from app.ui.common.log_bridge import open_log_folder
-from app.ui.reading.device_status import fill_device_combos
+from app.ui.reading.settings_bar import ReadingSettings
 
 # (action name, label, shortcut) for the help dialog and the menus
 SHORTCUTS = [
@@ -89,8 +88,8 @@ def _connect_actions(w, a: SimpleNamespace) -> None:
     for name in ("open_folder", "open_archive", "save", "next_page", "prev_page", "run_page", "run_all",
                  "cancel", "next_block", "prev_block", "edit_inline", "reread", "delete", "merge",
                  "zoom_in", "zoom_out", "fit_page", "fit_width", "actual_size", "toggle_overlay", "help"):
-        getattr(a, name).triggered.connect(getattr(w, f"action_{name}"))
-    a.draw.toggled.connect(w.action_draw)
+        getattr(a, name).triggered.connect(getattr(w.slots, f"action_{name}"))
+    a.draw.toggled.connect(w.slots.action_draw)
     a.undo.triggered.connect(w.undo_stack.undo)
     a.redo.triggered.connect(w.undo_stack.redo)
     w.undo_stack.canUndoChanged.connect(a.undo.setEnabled)
@@ -112,14 +111,14 @@ def _file_menu(w, a: SimpleNamespace, mb) -> None:
                                   ("Volume as JSON…", "json", "volume", False),
                                   ("Volume as TXT…", "txt", "volume", False),
                                   ("Volume as TXT with translations…", "txt", "volume", True)):
-        ex.addAction(label, lambda f=fmt, s=scope, t=tr: w.action_export(f, s, t))
+        ex.addAction(label, lambda f=fmt, s=scope, t=tr: w.slots.action_export(f, s, t))
     ex.addSeparator()
-    ex.addAction("Script as CSV…", lambda: w.action_export_script("csv"))
-    ex.addAction("Script as TSV…", lambda: w.action_export_script("tsv"))
+    ex.addAction("Script as CSV…", lambda: w.slots.action_export_script("csv"))
+    ex.addAction("Script as TSV…", lambda: w.slots.action_export_script("tsv"))
     im = m.addMenu("&Import")
-    im.addAction("Transcriptions from TXT…", lambda: w.action_import_txt("text"))
-    im.addAction("Translations from TXT…", lambda: w.action_import_txt("translation"))
-    im.addAction("Script from CSV / TSV…", w.action_import_script)
+    im.addAction("Transcriptions from TXT…", lambda: w.slots.action_import_txt("text"))
+    im.addAction("Translations from TXT…", lambda: w.slots.action_import_txt("translation"))
+    im.addAction("Script from CSV / TSV…", w.slots.action_import_script)
     a.project_menus = [ex, im]
     m.addSeparator()
     m.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
@@ -143,14 +142,14 @@ def _view_menu(w, a: SimpleNamespace, mb) -> None:
         act = m.addAction(label)
         act.setCheckable(True)
         act.setChecked(w.settings.overlay == key)
-        act.triggered.connect(lambda _=False, k=key: w.set_overlay(k))
+        act.triggered.connect(lambda _=False, k=key: w.slots.set_overlay(k))
         group.addAction(act)
         a.overlay_actions[key] = act
     m.addAction(a.toggle_overlay)
     a.show_translation = m.addAction("Show translations on the page")
     a.show_translation.setCheckable(True)
     a.show_translation.setChecked(w.settings.overlay_source == "translation")
-    a.show_translation.toggled.connect(w.set_overlay_source)
+    a.show_translation.toggled.connect(w.slots.set_overlay_source)
     m.addSeparator()
     m.addActions([a.zoom_in, a.zoom_out, a.fit_page, a.fit_width, a.actual_size])
     m.addSeparator()
@@ -162,17 +161,17 @@ def _run_models_help_menus(w, a: SimpleNamespace, mb) -> None:
     m.addActions([a.run_page, a.run_all, a.cancel, a.draw])
 
     m = mb.addMenu("&Models")
-    m.addAction("Model manager…", w.action_model_manager)
-    m.addAction("Choose OCR model folder…", w.action_choose_model_folder)
-    m.addAction("Choose detector file…", w.action_choose_detector)
+    m.addAction("Model manager…", w.slots.action_model_manager)
+    m.addAction("Choose OCR model folder…", w.slots.action_choose_model_folder)
+    m.addAction("Choose detector file…", w.slots.action_choose_detector)
 
     m = mb.addMenu("&Help")
     m.addAction(a.help)
-    a.open_demo = m.addAction("Open the demo pages", w.action_open_demo)
+    a.open_demo = m.addAction("Open the demo pages", w.slots.action_open_demo)
     a.open_demo.setToolTip("Synthetic sample pages, read by small demo models that come with the app")
     m.addSeparator()
     a.open_log_folder = m.addAction("Open log folder", open_log_folder)
-    m.addAction("About Hayai Desktop", w.action_about)
+    m.addAction("About Hayai Desktop", w.slots.action_about)
 
 
 def _toolbars(w, a: SimpleNamespace) -> None:
@@ -186,24 +185,14 @@ def _toolbars(w, a: SimpleNamespace) -> None:
     tb.addSeparator()
     tb.addActions([a.run_page, a.run_all, a.cancel, a.draw])
     tb.addSeparator()
-    a.patches = QComboBox()
-    a.patches.setToolTip("Patch budget: more patches read small text better, but slower")
-    for p in PATCH_BUDGETS:
-        a.patches.addItem(f"{p} patches", p)
-    a.patches.addItem("Custom…", -1)
-    a.device = QComboBox()
-    a.precision = QComboBox()
-    fill_device_combos(a.device, a.precision)
+    bar = w.reading_settings = ReadingSettings(w, w)  # budget, device, precision, order
+    a.patches, a.device, a.precision, a.order = bar.patches, bar.device, bar.precision, bar.order
     a.model = QComboBox()
     a.model.setToolTip("OCR model")
     a.model.setMinimumContentsLength(14)
     a.detector = QComboBox()
     a.detector.setToolTip("Text / bubble detector")
     a.detector.setMinimumContentsLength(14)
-    a.order = QComboBox()
-    a.order.setToolTip("Reading order of new detections")
-    a.order.addItem("Right to left", "rtl")
-    a.order.addItem("Left to right", "ltr")
     # the reading settings get a row of their own: beside the actions they overflowed a 1280 px
     # screen and hid the detector, the reading order and the page-view toggle behind "»"
     settings_tb = QToolBar("Reading settings", w)

@@ -15,7 +15,7 @@ def samples_folder() -> Path | None:
 
 
 def open_demo(w, open_path) -> bool:
-    """Open the sample pages with the demo models, `open_path(w, path)` (the session's) opening
+    """Open the sample pages with the demo models, `open_path(path)` (the session's) opening
     them; False when they are not installed or the user kept the open volume (unsaved changes,
     Cancel)."""
     try:
@@ -25,7 +25,7 @@ def open_demo(w, open_path) -> bool:
         return False
     keep = None if w.demo else (w.settings, w.settings_path)
     _switch(w, settings, settings_file, demo=True)
-    if not open_path(w, path):
+    if not open_path(path):
         if keep is not None:
             _switch(w, *keep, demo=False)
         return False
@@ -46,9 +46,4 @@ def leave_for(w, path) -> None:
 
 
 def _switch(w, settings, settings_file, demo: bool) -> None:
-    w.settings, w.settings_path, w.demo = settings, settings_file, demo
-    w.sync_toolbar()
-    w.act.overlay_actions[settings.overlay].setChecked(True)
-    w.view.set_overlay(settings.overlay, settings.overlay_source)
-    w.configure_worker()
-    w.update_model_banner()
+    w.switch_settings(settings, settings_file, demo)

@@ -163,7 +163,6 @@ def run_gui(args) -> int:
     apply_theme(app)
     pick_cjk_font()
 
-    from app.ui.shell import session
     from app.ui.shell.main_window import MainWindow
     from app.ui.shell.preferences import restore_geometry
 
@@ -186,9 +185,9 @@ def run_gui(args) -> int:
         finally:
             tmp.cleanup()
     if path:
-        session.open_path(window, path)
+        window.session.open_path(path)
     else:
-        session.reopen_after_crash(window)
+        window.session.reopen_after_crash()
     code = app.exec()
     if not window.stopped_cleanly:
         # a worker is still inside a step that cannot be interrupted: its QThread must not be
@@ -210,7 +209,6 @@ def _smoke_test(app, window, path: str, timeout_s: int = 600) -> int:
     """Open `path`, run the pipeline on its first page, report, close. 0 = success."""
     from PySide6.QtCore import QEventLoop, QTimer
 
-    from app.ui.shell import session
 
     window.questions.answers.update(restore_autosave=False, unsaved_changes="discard")
     missing = missing_glyphs()
@@ -220,7 +218,7 @@ def _smoke_test(app, window, path: str, timeout_s: int = 600) -> int:
     if missing:
         window.close()
         return 1
-    if not session.open_path(window, path):
+    if not window.session.open_path(path):
         print(f"smoke test: could not open {path}: {window.notice.label.text()}", file=sys.stderr)
         window.close()
         return 1

@@ -12,7 +12,6 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
-    QInputDialog,
     QMainWindow,
     QVBoxLayout,
     QWidget,
@@ -23,26 +22,27 @@ from app.core.settings import AppSettings
 from app.ui.common import error_text, log_bridge
 from app.ui.common.dialogs import NoticeBar, Questions
 from app.ui.common.screens import install_dialog_fitter, place_window, scrollable_docks
-from app.ui.common.threads import track_pool
 from app.ui.common.widgets import ElidedLabel, breakable
 from app.ui.editor.block_panel import BlockPanel
 from app.ui.editor.canvas import Mode, PageView
 from app.ui.editor.document_model import DocumentModel
-from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
+from app.ui.editor.image_jobs import PageImages
 from app.ui.editor.page_list import PageList
 from app.ui.editor.undo import push_edit
 from app.ui.editor.undo_keys import UndoKeyRouter
+from app.ui.models.choice import ModelChoice
 from app.ui.reading import device_status
 from app.ui.reading.controller import ReadingController
-from app.ui.render import controller as render_ui
+from app.ui.render.controller import RenderController
 from app.ui.script import controller as script_ui
-from app.ui.shell import actions, session
+from app.ui.shell import actions
 from app.ui.shell.preferences import SettingsWriter
 from app.ui.shell.reader_export import ReaderExporter
-from app.ui.shell.window_actions import ActionsMixin
+from app.ui.shell.session import SessionController
+from app.ui.shell.window_actions import WindowActions
 
 
-class MainWindow(ActionsMixin, QMainWindow):
+class MainWindow(QMainWindow):
     """Emits `run_finished(status)` when a detection/OCR run ends (tests, smoke test)."""
 
     run_finished = Signal(str)  # done | cancelled | failed
@@ -53,11 +53,14 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._init_state(settings, settings_path)
         self._build_page_area()
         self._build_status_bar()
+        self.slots = WindowActions(self)  # what each menu entry, button and shortcut does
         self.act = actions.build(self)
+        self.session = SessionController(self, self.recent_menu)  # open, save, autosave, journal, lock
+        self.models = ModelChoice(self, self.act.model, self.act.detector, self.banner)
         actions.update_enabled(self)
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
-        self._load_toolbar_from_settings()
-        self.render_ctl = render_ui.attach(self)  # page views, style panel, mask brush, page exports
+        self.sync_toolbar()
+        self._add_render()  # page views, style panel, mask brush, page exports
         self.script = script_ui.attach(self)  # the Script dock: every block of the volume
         self.view_menu.addSeparator()
         self.view_menu.addAction(self.script.toggle)
@@ -69,7 +72,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._start_reading_worker()
         self._add_translation()
         self._connect_editing()
-        session.refresh_recent_menu(self)
+        self.session.refresh_recent_menu()
         scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
         place_window(self)  # run_gui restores the last geometry over this
         install_dialog_fitter()
@@ -77,7 +80,6 @@ class MainWindow(ActionsMixin, QMainWindow):
 
     def _init_state(self, settings: AppSettings | None, settings_path) -> None:
         """Settings, the document, the undo history, the page-image pool, run bookkeeping."""
-        from PySide6.QtCore import QThreadPool
 
         self.settings = settings or AppSettings()
         self.settings_path = settings_path
@@ -90,18 +92,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.doc = DocumentModel(self)
         self.undo_stack = QUndoStack(self)
         self.current = ""  # name of the page shown
-        self._images: dict[str, QImage] = {}  # small cache of decoded pages
-        self._image_req = 0
-        self._image_pool = track_pool(QThreadPool(self))
-        self._image_pool.setObjectName("page-images")
-        self._image_pool.setMaxThreadCount(1)
-        self._image_signals = ImageJobSignals(self)
-        self._image_signals.loaded.connect(self._on_image_loaded)
-        self._image_signals.failed.connect(self._on_image_failed)
-        self._restored_unsaved = False
-        self.read_only: str | None = None  # why the open project is not saved (another writer, newer file)
-        self._lock = None  # app.core.project_lock.ProjectLock of the open project
-        self._journal = None  # app.core.edit_journal.EditJournal of the open project
+        self.images = PageImages(self)  # the pages the canvas shows, decoded off the GUI thread
+        self.images.loaded.connect(self._on_image_loaded)
+        self.images.failed.connect(self._on_image_failed)
         self._closing = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
         self.stopped_cleanly = True  # False when shutdown() left work running
@@ -124,16 +117,9 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.setCentralWidget(central)
         self.page_list = PageList()
         self.panel = BlockPanel()
-        for title, widget, area, name in (("Pages", self.page_list, Qt.DockWidgetArea.LeftDockWidgetArea, "pages"),
-                                          ("Blocks", self.panel, Qt.DockWidgetArea.RightDockWidgetArea, "blocks")):
-            dock = QDockWidget(title, self)
-            dock.setObjectName(f"dock_{name}")
-            dock.setWidget(widget)
-            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
-            self.addDockWidget(area, dock)
-        self.resizeDocks([self.findChild(QDockWidget, "dock_pages"), self.findChild(QDockWidget, "dock_blocks")],
-                         [210, 340], Qt.Orientation.Horizontal)
+        docks = [self._dock("Pages", self.page_list, "pages", Qt.DockWidgetArea.LeftDockWidgetArea),
+                 self._dock("Blocks", self.panel, "blocks", Qt.DockWidgetArea.RightDockWidgetArea)]
+        self.resizeDocks(docks, [210, 340], Qt.Orientation.Horizontal)
 
     def _build_status_bar(self) -> None:
         self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
@@ -152,6 +138,38 @@ class MainWindow(ActionsMixin, QMainWindow):
             lambda caps: device_status.apply_capabilities(self.act.device, self.act.precision, caps,
                                                           self.settings.device))
         self.configure_worker()
+
+    def _add_render(self) -> None:
+        """The render controller: its Style dock tabbed with Blocks, its View entries, its toolbar
+        on the first row (the reading settings keep row two), File > Export > Translated pages."""
+        from PySide6.QtWidgets import QMenu, QToolBar
+
+        ctl = self.render_ctl = RenderController(self, self.act.view_mode, self.act.mask_brush)
+        blocks = self.findChild(QDockWidget, "dock_blocks")
+        self.tabifyDockWidget(blocks, self._dock("Style", ctl.style_panel, "style", Qt.DockWidgetArea.RightDockWidgetArea))
+        blocks.raise_()
+        for entry in ctl.view_entries:
+            if entry is None:
+                self.view_menu.addSeparator()
+            elif isinstance(entry, QMenu):
+                self.view_menu.addMenu(entry)
+            else:
+                self.view_menu.addAction(entry)
+        settings_bar = self.findChild(QToolBar, "settings_toolbar")
+        self.removeToolBarBreak(settings_bar)
+        self.insertToolBar(settings_bar, ctl.toolbar)
+        self.insertToolBarBreak(settings_bar)
+        self.export_menu.addMenu(ctl.exporter.menu)
+
+    def _dock(self, title: str, widget, name: str, area, closable: bool = False) -> QDockWidget:
+        """A dock `dock_<name>` holding `widget` in `area` (movable, floatable; closable if asked)."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        features = QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        dock.setFeatures(features | QDockWidget.DockWidgetFeature.DockWidgetClosable if closable else features)
+        self.addDockWidget(area, dock)
+        return dock
 
     def _add_translation(self) -> None:
         """The translation controller; its menu before Help, its button after Draw box, its status
@@ -179,13 +197,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         docks = []
         for title, widget, name in (("Memory", series.memory_panel, "memory"),
                                     ("Consistency", series.check_panel, "consistency")):
-            dock = QDockWidget(title, self)
-            dock.setObjectName(f"dock_{name}")
-            dock.setWidget(widget)
-            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                             | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            dock = self._dock(title, widget, name, Qt.DockWidgetArea.RightDockWidgetArea, closable=True)
             self.tabifyDockWidget(blocks, dock)
             docks.append(dock)
         blocks.raise_()
@@ -210,8 +222,6 @@ class MainWindow(ActionsMixin, QMainWindow):
             self.undo_keys.watch(editor, self.panel.typing)
         self.undo_keys.watch(self.view, self.view.inline_edit_pending)
         self.doc.page_changed.connect(self._on_page_changed)
-        self.doc.page_changed.connect(lambda name: session.journal_page(self, name))
-        self.doc.project_changed.connect(lambda _what: session.journal_fields(self))
         self.doc.page_revealed.connect(self.show_page)
         self.page_list.page_activated.connect(self.show_page)
         self.view.block_selected.connect(self._on_canvas_selection)
@@ -219,8 +229,8 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.view.block_moved.connect(self._on_block_moved)
         self.view.text_edited.connect(lambda bid, t: self._edit_text(bid, t, self.view.overlay_source))
         self.view.reread_requested.connect(lambda bid: self.reread([bid]))
-        self.view.delete_requested.connect(self.action_delete)
-        self.view.merge_requested.connect(self.action_merge)
+        self.view.delete_requested.connect(self.slots.action_delete)
+        self.view.merge_requested.connect(self.slots.action_merge)
         self.panel.block_selected.connect(lambda bid: self.view.select_block(bid) if bid else None)
         self.panel.blocks_selected.connect(self._on_panel_multi_selection)
         self.panel.text_edited.connect(lambda bid, t: self._edit_text(bid, t, "text"))
@@ -229,47 +239,13 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.panel.reorder_requested.connect(self._reorder)
         self.autosave_timer = QTimer(self, singleShot=True, interval=1500, timeout=self.autosave)
         self.undo_stack.indexChanged.connect(lambda _i: self._on_history_changed())
-        self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self._update_title())
+        self.undo_stack.cleanChanged.connect(lambda _c: None if self._closing else self.refresh_title())
 
     # --- settings and toolbar -------------------------------------------------------------------
-    def _load_toolbar_from_settings(self) -> None:
-        a = self.act
-        self.sync_toolbar()
-        a.patches.activated.connect(self._on_patches_chosen)
-        for combo in (a.device, a.precision, a.order):
-            combo.activated.connect(lambda _i: self._settings_from_toolbar())
-        a.model.activated.connect(lambda _i: session.on_model_combo(self))
-        a.detector.activated.connect(lambda _i: session.on_detector_combo(self))
-
     def sync_toolbar(self) -> None:
         """Show the current settings in the toolbar's boxes (after a change of settings)."""
-        s, a = self.settings, self.act
-        budgets = [a.patches.itemData(i) for i in range(a.patches.count())]
-        if s.patches not in budgets:
-            a.patches.insertItem(a.patches.count() - 1, f"{s.patches} patches", s.patches)
-        a.patches.setCurrentIndex(a.patches.findData(s.patches))
-        a.device.setCurrentIndex(max(0, a.device.findData(s.device)))
-        a.precision.setCurrentIndex(max(0, a.precision.findData(s.precision)))
-        a.order.setCurrentIndex(max(0, a.order.findData(s.order)))
-        session.fill_model_combos(self)
-
-    def _on_patches_chosen(self, _index: int) -> None:
-        a = self.act
-        if a.patches.currentData() == -1:
-            value, ok = QInputDialog.getInt(self, "Patch budget", "Patches per crop (16 to 4096):",
-                                            self.settings.patches, 16, 4096, 16)
-            if ok:
-                if a.patches.findData(value) < 0:
-                    a.patches.insertItem(a.patches.count() - 1, f"{value} patches", value)
-            else:
-                value = self.settings.patches
-            a.patches.setCurrentIndex(a.patches.findData(value))
-        self._settings_from_toolbar()
-
-    def _settings_from_toolbar(self) -> None:
-        a = self.act
-        self.update_settings(patches=int(a.patches.currentData()), device=a.device.currentData(),
-                             precision=a.precision.currentData(), order=a.order.currentData())
+        self.reading_settings.sync()
+        self.models.fill_combos()
 
     def update_settings(self, **changes) -> None:
         """Change settings, store them (off the GUI thread), and reconfigure the worker."""
@@ -320,7 +296,39 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.act.cancel.setEnabled(self.view.mode is Mode.DRAW or self.reading.busy() or self.translation.busy())
 
     def update_model_banner(self) -> None:
-        session.update_model_banner(self)
+        self.models.update_banner()
+
+    def switch_settings(self, settings: AppSettings, settings_path, demo: bool) -> None:
+        """Another settings file in use (the demo's, or back to the user's): shown and applied."""
+        self.settings, self.settings_path, self.demo = settings, settings_path, demo
+        self.sync_toolbar()
+        self.act.overlay_actions[settings.overlay].setChecked(True)
+        self.view.set_overlay(settings.overlay, settings.overlay_source)
+        self.configure_worker()
+        self.update_model_banner()
+
+    # --- what the session uses (app.ui.shell.session.SessionWindow) -------------------------------
+    @property
+    def read_only(self) -> str | None:
+        """Why the open project is not saved (another writer holds it, a newer file), or None."""
+        return self.session.read_only
+
+    def leave_project(self) -> None:
+        self.reading.cancel(quiet=True)  # their results are dropped; progress hides when the last one ends
+        self.translation.abandon()  # the same for a translation run
+        self.undo_stack.clear()
+        self.images.clear()
+        self.current = ""
+        self.notice.dismiss()
+
+    def show_project(self, source: str) -> None:
+        self.page_list.set_pages(source, self.doc.project.pages)
+        self.show_page(self.doc.project.pages[0].name)
+
+    def finish_editing(self) -> None:
+        self.panel.flush()
+        if self.view.inline_editor() is not None:
+            self.view.inline_editor().finish(True)
 
     # --- pages ----------------------------------------------------------------------------------
     def show_page(self, name: str) -> None:
@@ -334,33 +342,29 @@ class MainWindow(ActionsMixin, QMainWindow):
         self.current = name
         page = self.doc.page(name)
         self.page_list.select_page(name)
-        image = self._images.get(name)
+        image = self.images.get(name)
         self.view.set_image(image)
         self.view.show_page(page)
         self.panel.set_page(page)
         if image is None:
-            self._image_req += 1
-            self._image_pool.start(ImageJob(self._image_signals, self._image_req, self.doc.source, [name]))
+            self.images.request(self.doc.source, name)
         else:
             self.page_shown.emit(name)
-        self._update_title()
+        self.refresh_title()
 
-    def _on_image_loaded(self, req_id: int, name: str, image: QImage, w: int, h: int) -> None:
-        self._images[name] = image
-        while len(self._images) > 4:
-            self._images.pop(next(iter(self._images)))
+    def _on_image_loaded(self, name: str, image: QImage, w: int, h: int, latest: bool) -> None:
         if self.doc.has_page(name) and (self.doc.page(name).width, self.doc.page(name).height) != (w, h):
             self.doc.set_page_size(name, w, h)
-        if name == self.current and req_id == self._image_req:
+        if name == self.current and latest:
             self.view.set_image(image)
             self.view.show_page(self.doc.page(name))
             self.page_shown.emit(name)
 
-    def _on_image_failed(self, req_id: int, name: str, message: str) -> None:
+    def _on_image_failed(self, name: str, message: str) -> None:
         if name == self.current:
             self.show_notice("error", message)
 
-    def _step_page(self, step: int) -> None:
+    def step_page(self, step: int) -> None:
         names = self.doc.page_names()
         if not names:
             return
@@ -392,7 +396,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         ids = self.view.selected_ids() or self.panel.selected_ids()
         return ids or ([self.panel.current_id] if self.panel.current_id else [])
 
-    def _step_block(self, step: int) -> None:
+    def step_block(self, step: int) -> None:
         if not self.current:
             return
         blocks = self.doc.page(self.current).blocks
@@ -439,25 +443,25 @@ class MainWindow(ActionsMixin, QMainWindow):
         if kind == "error":
             message, model = error_text.for_gui(message)
             if not buttons and (model or error_text.mentions_manager(message)):
-                buttons = [("Open the model manager", lambda: session.open_model_manager(self, select=model))]
+                buttons = [("Open the model manager", lambda: self.models.open_manager(select=model))]
         self.notice.show_message("warning" if kind == "reread" else kind, escape(breakable(message)), buttons)
         self.notice.kind = kind
 
     # --- saving, autosave, closing --------------------------------------------------------------
     def is_dirty(self) -> bool:
-        return self.doc.project is not None and (not self.undo_stack.isClean() or self._restored_unsaved)
+        return self.session.is_dirty()
 
     def _on_history_changed(self) -> None:
         if self._closing:
             return
-        self._update_title()
+        self.refresh_title()
         if self.is_dirty():
             self.autosave_timer.start()
 
     def autosave(self) -> None:
-        session.autosave(self)
+        self.session.autosave()
 
-    def _update_title(self) -> None:
+    def refresh_title(self) -> None:
         src = self.doc.source
         name = src.rsplit("/", 1)[-1] if src else ""
         page = f" — {self.current}" if self.current else ""
@@ -473,7 +477,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if paths:
             event.acceptProposedAction()
-            session.open_path(self, paths[0])
+            self.session.open_path(paths[0])
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "act"):
@@ -481,7 +485,7 @@ class MainWindow(ActionsMixin, QMainWindow):
         super().changeEvent(event)
 
     def closeEvent(self, event) -> None:
-        if not session.confirm_close(self):
+        if not self.session.confirm_close():
             event.ignore()
             return
         self.hide()  # gone at once; the wait for background work below is bounded
@@ -498,11 +502,10 @@ class MainWindow(ActionsMixin, QMainWindow):
         self._closing = True
         self.log_bridge.close()
         self.autosave_timer.stop()
-        self._image_pool.clear()
         self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.reading.stop,
-                                        self.translation.stop, self.page_list.stop, self._image_pool.waitForDone,
+                                        self.translation.stop, self.page_list.stop, self.images.stop,
                                         self.reader_exporter.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
-        session.close_writer(self)  # the journal closed, the project's lock released
+        self.session.close_writer()  # the journal closed, the project's lock released
         return self.stopped_cleanly

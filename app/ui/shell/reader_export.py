@@ -9,40 +9,12 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
-from PySide6.QtWidgets import QFileDialog, QProgressDialog
+from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtWidgets import QFileDialog
 
-from app.errors import Cancelled, UserError
+from app.errors import UserError
+from app.ui.common.background_export import ExportJob, ExportProgress, ExportSignals
 from app.ui.common.threads import track_pool
-
-
-class _Signals(QObject):
-    progressed = Signal(int, int, str)
-    finished = Signal(object)  # app.core.mokuro.MokuroExport
-    failed = Signal(str)
-
-
-class _Job(QRunnable):
-    def __init__(self, signals: _Signals, project, kind: str, out: str, cancel: threading.Event):
-        super().__init__()
-        self.signals, self.project, self.kind, self.out, self.cancel = signals, project, kind, out, cancel
-
-    def run(self) -> None:
-        from app.core import mokuro
-
-        progress = lambda d, t, n: self.signals.progressed.emit(d, t, n)  # noqa: E731
-        try:
-            if self.kind == "mokuro":
-                result = mokuro.export_mokuro(self.project, self.out, progress=progress, cancel=self.cancel.is_set)
-            else:
-                result = mokuro.export_reader(self.project, self.out, progress=progress, cancel=self.cancel.is_set)
-            self.signals.finished.emit(result)
-        except Cancelled:
-            self.signals.failed.emit("cancelled")
-        except (UserError, OSError) as exc:
-            self.signals.failed.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001 - thread boundary: report to the window
-            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
 
 
 class ReaderExporter(QObject):
@@ -56,12 +28,12 @@ class ReaderExporter(QObject):
         self.pool = track_pool(QThreadPool(self))
         self.pool.setObjectName("reader-export")
         self.pool.setMaxThreadCount(1)
-        self.signals = _Signals(self)
+        self.signals = ExportSignals(self)
         self.signals.progressed.connect(self._on_progress)
         self.signals.finished.connect(self._on_finished)
         self.signals.failed.connect(self._on_failed)
         self.cancel = threading.Event()
-        self.dialog: QProgressDialog | None = None
+        self.progress = ExportProgress(self.cancel)
         self.last_result = None
         menu = window.export_menu
         menu.addSeparator()
@@ -92,19 +64,25 @@ class ReaderExporter(QObject):
         """Export the volume for mokuro readers into the folder `out` (kind "mokuro"), or its
         reader page as the one file `out` (kind "reader"), in the background."""
         w = self.w
-        w.panel.flush()
+        w.flush_editors()
         project = replace(w.doc.project, pages=list(w.doc.project.pages), glossary=list(w.doc.project.glossary))
         self.cancel.clear()
         title = "Export for mokuro readers" if kind == "mokuro" else "Export the reader page"
-        self.dialog = QProgressDialog("Writing pages…", "Cancel", 0, max(1, len(project.pages)), w)
-        self.dialog.setWindowTitle(title)
-        self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        self.dialog.setMinimumDuration(300)
-        self.dialog.setAutoReset(False)
-        self.dialog.setAutoClose(False)
-        self.dialog.canceled.connect(self.cancel.set)
+        self.progress.open(w, title, "Writing pages…", len(project.pages), 300)
         self.out, self.kind = out, kind
-        self.pool.start(_Job(self.signals, project, kind, out, self.cancel))
+
+        def work(progress, cancel):
+            from app.core import mokuro
+
+            export = mokuro.export_mokuro if kind == "mokuro" else mokuro.export_reader
+            return export(project, out, progress=progress, cancel=cancel)
+
+        self.pool.start(ExportJob(self.signals, work, self.cancel))
+
+    @property
+    def dialog(self):
+        """The progress dialog while an export runs (None when none does)."""
+        return self.progress.dialog
 
     def stop(self, timeout_ms: int) -> bool:
         """At exit: cancel a running export and wait for it, at most `timeout_ms`."""
@@ -112,23 +90,10 @@ class ReaderExporter(QObject):
         return self.pool.waitForDone(timeout_ms)
 
     def _on_progress(self, done: int, total: int, name: str) -> None:
-        dialog = self.dialog
-        if dialog is not None:
-            dialog.setMaximum(total)
-            dialog.setLabelText(f"Page {done} of {total}: {name}")
-            dialog.setValue(done)  # may process events (a modal dialog): keep this last
+        self.progress.update(done, total, name)
 
     def _close(self) -> None:
-        """Close the progress dialog (reset() alone leaves it on screen, auto-close being off)."""
-        dialog, self.dialog = self.dialog, None
-        if dialog is not None:
-            try:
-                dialog.canceled.disconnect()  # closing it is not a Cancel
-            except (RuntimeError, TypeError):
-                pass
-            dialog.reset()
-            dialog.hide()
-            dialog.deleteLater()
+        self.progress.close()
 
     def _keep_series_uuid(self, uuid: str) -> None:
         """The series' UUID goes into the open project: saved at once when nothing else is
@@ -139,7 +104,7 @@ class ReaderExporter(QObject):
         project = w.doc.project
         if project is None or not uuid or project.series_uuid == uuid:
             return
-        project.series_uuid = uuid
+        w.doc.set_series_uuid(uuid)
         if project.read_only or w.is_dirty():
             return
         try:
@@ -161,14 +126,14 @@ class ReaderExporter(QObject):
             note = f"; {len(result.skipped)} page(s) skipped ({result.skipped[0][0]}: {result.skipped[0][1]})"
             self.w.show_notice("warning", f"Export: {len(result.skipped)} page(s) could not be read and were "
                                f"skipped: {', '.join(n for n, _ in result.skipped[:5])}")
-        self.w.status_label.setText(f"Exported {what} to {self.out}{note}.")
+        self.w.show_status(f"Exported {what} to {self.out}{note}.")
         self.w.update_settings(export_dir=str(Path(self.out) if self.kind == "mokuro" else Path(self.out).parent))
         self.finished.emit("done")
 
     def _on_failed(self, message: str) -> None:
         self._close()
         if message == "cancelled":
-            self.w.status_label.setText("Export cancelled; files already written were kept.")
+            self.w.show_status("Export cancelled; files already written were kept.")
             self.finished.emit("cancelled")
             return
         self.w.show_notice("error", f"Export failed: {message}")

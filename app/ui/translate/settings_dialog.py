@@ -43,6 +43,19 @@ class TranslationSettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Translation settings")
         self._key_state = key_state
+        self._build_server_fields()
+        self._build_language_fields()
+        self._build_request_fields()
+        self._build_glossary_and_test()
+        self._lay_out()
+        self._load(settings)
+        self.backend.currentIndexChanged.connect(lambda _i: self._update())
+        self.preset.activated.connect(lambda _i: self._apply_preset())
+        self.base_url.editingFinished.connect(self._update)
+
+    # -- the fields --------------------------------------------------------------------------
+    def _build_server_fields(self) -> None:
+        """Backend, preset, base URL, model, API key and where it comes from."""
         self.backend = QComboBox()
         for key, label in BACKENDS:
             self.backend.addItem(label, key)
@@ -61,6 +74,9 @@ class TranslationSettingsDialog(QDialog):
         # an environment key goes to its provider's own servers only, unless tied here to this URL
         self.tie_env = QCheckBox()
         self.tie_env.toggled.connect(lambda _on: self._update_hint())
+
+    def _build_language_fields(self) -> None:
+        """From (or Detect) and To: the known languages; To also takes any code typed."""
         self.source = QComboBox()
         self.source.addItem("Detect", "")
         self.target = QComboBox()
@@ -68,6 +84,10 @@ class TranslationSettingsDialog(QDialog):
         for code, name in LANGUAGES.items():
             self.source.addItem(f"{name} ({code})", code)
             self.target.addItem(f"{name} ({code})", code)
+
+    def _build_request_fields(self) -> None:
+        """What each request carries and how long it may take: context pages, the two timeouts,
+        the page image, the story memory."""
         self.context = QSpinBox()
         self.context.setRange(0, 20)
         self.context.setSuffix(" page(s)")
@@ -90,38 +110,33 @@ class TranslationSettingsDialog(QDialog):
         self.memory = QCheckBox("Keep a story memory (characters, terms, summary)")
         self.memory.setToolTip("Sent with each page and updated from the model's answers; Translate > Story memory "
                                "shows and edits it")
+
+    def _build_glossary_and_test(self) -> None:
+        """The glossary file with Browse…; Test connection and its result."""
         self.glossary_file = QLineEdit()
         self.glossary_file.setPlaceholderText("optional: TSV, 'a -> b # note' lines or JSON")
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse_glossary)
-        glossary_row = QHBoxLayout()
-        glossary_row.addWidget(self.glossary_file, 1)
-        glossary_row.addWidget(browse)
+        self.glossary_row = QWidget()
+        row = QHBoxLayout(self.glossary_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.glossary_file, 1)
+        row.addWidget(browse)
         self.test_button = QPushButton("Test connection")
         self.test_result = QLabel()
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        form = QFormLayout()
-        form.addRow("Backend", self.backend)
-        form.addRow("Preset", self.preset)
-        form.addRow("Base URL", self.base_url)
-        form.addRow("Model", self.model)
-        form.addRow("API key", self.key)
-        form.addRow("", self.key_hint)
-        form.addRow("", self.tie_env)
-        form.addRow("From", self.source)
-        form.addRow("To", self.target)
-        form.addRow("Context", self.context)
-        form.addRow("Timeout", self.timeout)
-        form.addRow("Whole answer", self.total_timeout)
-        form.addRow("Send the page image", self.page_image)
-        form.addRow("", self.memory)
-        glossary_widget = QWidget()
-        glossary_widget.setLayout(glossary_row)
-        glossary_row.setContentsMargins(0, 0, 0, 0)
-        form.addRow("Glossary file", glossary_widget)
-        self.form = form
+    def _lay_out(self) -> None:
+        """The form, the test row, OK / Cancel."""
+        form = self.form = QFormLayout()
+        for label, widget in (("Backend", self.backend), ("Preset", self.preset), ("Base URL", self.base_url),
+                              ("Model", self.model), ("API key", self.key), ("", self.key_hint),
+                              ("", self.tie_env), ("From", self.source), ("To", self.target),
+                              ("Context", self.context), ("Timeout", self.timeout),
+                              ("Whole answer", self.total_timeout), ("Send the page image", self.page_image),
+                              ("", self.memory), ("Glossary file", self.glossary_row)):
+            form.addRow(label, widget)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addWidget(self.test_result, 1)
@@ -133,11 +148,6 @@ class TranslationSettingsDialog(QDialog):
         lay.addLayout(test_row)
         lay.addWidget(buttons)
         self.resize(620, 0)
-
-        self._load(settings)
-        self.backend.currentIndexChanged.connect(lambda _i: self._update())
-        self.preset.activated.connect(lambda _i: self._apply_preset())
-        self.base_url.editingFinished.connect(self._update)
 
     # -- values ------------------------------------------------------------------------------
     def _load(self, s) -> None:

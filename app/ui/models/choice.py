@@ -1,0 +1,112 @@
+"""The OCR model and detector the window reads with: the toolbar's two boxes, the banner that
+says what is missing (or that the demo models are in use), the folder / file choosers and the
+model manager. `ModelChoice(window, model_combo, detector_combo, banner)` talks to the window
+through `ModelWindow` (its settings and `update_settings`); the shell gives it the two boxes and
+the banner it built."""
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtWidgets import QFileDialog
+
+from app.ui.models import status as model_status
+
+
+class ModelWindow(Protocol):
+    settings: object  # app.core.settings.AppSettings (model, detector, last_dir)
+
+    @property
+    def demo(self) -> bool:
+        """True while the demo pages and models are open."""
+
+    def update_settings(self, **changes) -> None:
+        """Change and store settings; the reading worker is reconfigured."""
+
+
+class ModelChoice:
+    def __init__(self, window: ModelWindow, model_combo, detector_combo, banner):
+        self.w, self.model_combo, self.detector_combo, self.banner = window, model_combo, detector_combo, banner
+        model_combo.activated.connect(lambda _i: self.on_model_combo())
+        detector_combo.activated.connect(lambda _i: self.on_detector_combo())
+
+    def fill_combos(self) -> None:
+        """The installed models and detectors, the current ones selected (after a settings change)."""
+        s = self.w.settings
+        for combo, choices, current, more in (
+                (self.model_combo, model_status.model_choices(s.model), s.model, "Choose folder…"),
+                (self.detector_combo, model_status.detector_choices(s.detector), s.detector, "Choose .pt file…")):
+            combo.blockSignals(True)
+            combo.clear()
+            for label, spec in choices:
+                combo.addItem(label, spec)
+            combo.addItem(more, "")
+            combo.setCurrentIndex(max(0, combo.findData(current)))
+            combo.blockSignals(False)
+
+    def on_model_combo(self) -> None:
+        spec = self.model_combo.currentData()
+        if spec:
+            self.w.update_settings(model=spec)
+            self.update_banner()
+        else:
+            self.choose_model_folder()
+
+    def on_detector_combo(self) -> None:
+        spec = self.detector_combo.currentData()
+        if spec:
+            self.w.update_settings(detector=spec)
+            self.update_banner()
+        else:
+            self.choose_detector()
+
+    def choose_model_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self.banner.window(), "Choose an OCR model folder (config.json, "
+                                                  "model.safetensors…)", self.w.settings.last_dir)
+        if folder:
+            self.w.update_settings(model=folder)
+        self.fill_combos()
+        self.update_banner()
+
+    def choose_detector(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.banner.window(), "Choose a detector (ultralytics YOLO .pt)",
+                                              self.w.settings.last_dir, "YOLO model (*.pt)")
+        if path:
+            self.w.update_settings(detector=path)
+        self.fill_combos()
+        self.update_banner()
+
+    def update_banner(self) -> None:
+        """The demo banner, or what is missing with the ways to get it, or nothing."""
+        if self.w.demo:
+            self.banner.show_message(
+                "demo", "<b>Demo models</b>: they read <i>synthetic</i> sample text only, not real manga. "
+                "For real pages, download Hayai v2.5 Nova and a detector in the model manager.",
+                [("Model manager…", self.open_manager)])
+            return
+        missing = model_status.missing_models(self.w.settings.model, self.w.settings.detector)
+        if not missing:
+            self.banner.dismiss()
+            return
+        size = model_status.default_model_size_text()
+        self.banner.show_message(
+            "warning", f"<b>{' and '.join(missing)} not installed.</b> Hayai Desktop needs an OCR model and a "
+            "text detector to read pages.",
+            [(f"Download Hayai v2.5 Nova ({size})", lambda: self.open_manager(download=model_status.DEFAULT_MODEL)),
+             ("Choose a local folder…", self.choose_model_folder),
+             ("Model manager…", self.open_manager)], closable=True)
+
+    def open_manager(self, download: str | None = None, select: str | None = None) -> None:
+        """The model manager, optionally starting the download of `download` or showing `select`."""
+        from app.ui.models.manager import ModelManagerDialog
+
+        dialog = ModelManagerDialog(self.banner.window())
+        dialog.model_chosen.connect(lambda spec: (self.w.update_settings(model=spec), self.fill_combos()))
+        dialog.detector_chosen.connect(lambda spec: (self.w.update_settings(detector=spec), self.fill_combos()))
+        if select:
+            dialog.select(select)
+        if download:
+            dialog.start_download(download)
+        dialog.exec()
+        dialog.dispose()  # closing never waits: a cancelled download ends on its own, then the dialog goes
+        self.fill_combos()
+        self.update_banner()
