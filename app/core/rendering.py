@@ -53,6 +53,13 @@ class RenderOptions:
             raise UserError(f"--text must be one of {', '.join(TEXT_MODES)}, not {self.text!r}")
 
 
+def translated_options(target_lang: str | None) -> RenderOptions:
+    """The options of the GUI's translated view (and of the lettering fit the Script view shows):
+    the translation lettered, hyphenated for its language (ja / zh set vertically)."""
+    target = (target_lang or "en").strip() or "en"
+    return RenderOptions(text="translation", lang=target, target_lang=target)
+
+
 def block_style(project_style: TextStyle, block, options: RenderOptions) -> TextStyle:
     style = resolve(project_style, block.style)
     return replace(style, font=options.font) if options.font else style

@@ -40,10 +40,12 @@ def rgb_to_qimage(rgb) -> QImage:
 def options_for(mode: str, settings=None):
     """The render options of a view; the translation's target language (the Translation
     settings) picks hyphenation and, for ja / zh, vertical setting."""
-    from app.core.rendering import RenderOptions
+    from dataclasses import replace
 
-    target = (getattr(settings, "translation_target", "") or "en").strip() or "en"
-    return RenderOptions(text="none" if mode == "cleaned" else "translation", lang=target, target_lang=target)
+    from app.core.rendering import translated_options
+
+    options = translated_options(getattr(settings, "translation_target", ""))
+    return replace(options, text="none") if mode == "cleaned" else options
 
 
 class ProjectStyleCommand(QUndoCommand):
