@@ -122,7 +122,7 @@ def layout_findings(page: Page, image, project: Project, options=None) -> list[F
     options = options or RenderOptions()
     renderer = PageRenderer(image, None, options.lang, options.target_lang)  # no cleaning: no engine
     out = []
-    for b in renderer.harmonise(render_blocks(page, project.style, options, project.sizes)):
+    for b in renderer.harmonise(render_blocks(page, project.style, options, project.sizes, project.outside)):
         layer = renderer.layer(b) if b.text.strip() else None
         if layer is None or layer.layout.fits:
             continue
@@ -145,7 +145,7 @@ def fit_key(page: Page, project: Project, options=None) -> tuple:
     from app.core.rendering import RenderOptions, render_blocks
 
     options = options or RenderOptions()
-    return (tuple(render_blocks(page, project.style, options, project.sizes)), options)
+    return (tuple(render_blocks(page, project.style, options, project.sizes, project.outside)), options)
 
 
 def fit_statuses(page: Page, image, project: Project, options=None) -> dict[str, str]:

@@ -29,12 +29,17 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # the status the row's tint shows
 
 
+KIND_TAGS = {"caption": "[caption] ", "sfx": "[SFX] "}  # text outside bubbles
+KIND_NAMES = {"bubble": "bubble", "caption": "caption (free text)", "text": "free text", "sfx": "sound effect",
+              "other": "other", "manual": "drawn box"}
+
+
 def _row_text(b: Block) -> str:
     text = b.display_text.replace("\n", " ") or "(empty)"
     flags = " ✎" if b.edited else ""
     if b.looks_untranslated:
         flags += " ⚠"  # the machine's answer was the source again (not used; the next run asks again)
-    return f"{b.order:>3}.  {text}{flags}"
+    return f"{b.order:>3}.  {KIND_TAGS.get(b.kind, '')}{text}{flags}"
 
 
 class BlockList(QListWidget):
@@ -162,7 +167,7 @@ class BlockPanel(QWidget):
             for b in page.blocks if page else ():
                 item = QListWidgetItem(_row_text(b))
                 item.setData(ID_ROLE, b.id)
-                item.setToolTip(f"{b.kind}{', vertical' if b.vertical else ''}"
+                item.setToolTip(f"{KIND_NAMES.get(b.kind, b.kind)}{', vertical' if b.vertical else ''}"
                                 + (f", score {b.score:.2f}" if b.score is not None else ""))
                 self._colour(item, b)
                 self.list.addItem(item)
@@ -222,7 +227,7 @@ class BlockPanel(QWidget):
             self.original.setText("")
             self.machine.setText("")
             return
-        kind = f"{block.kind}{', vertical' if block.vertical else ''}"
+        kind = f"{KIND_NAMES.get(block.kind, block.kind)}{', vertical' if block.vertical else ''}"
         self.title.setText(f"<b>Block {block.order}</b> · {kind}" + (" · edited" if block.edited else ""))
         if not self._text_timer.isActive():  # never overwrite what is being typed
             self._set_plain(self.text_edit, block.display_text)

@@ -209,7 +209,7 @@ class FitChecker(QObject):
         self.progressed.emit()
 
     def _on_project_changed(self, what: str) -> None:
-        if what in ("style", "sizes"):
+        if what in ("style", "sizes", "outside"):  # what the lettering fit depends on
             for name in list(self._fit):
                 self._on_page_changed(name)
 
