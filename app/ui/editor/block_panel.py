@@ -122,8 +122,9 @@ class BlockPanel(QWidget):
         lay.addLayout(row)
         lay.addWidget(QLabel("Translation"))
         lay.addWidget(self.translation_edit, 2)
+        lay.addWidget(self.machine)  # on a line of its own: beside the two buttons it wrapped a word a line
         machine_row = QHBoxLayout()
-        machine_row.addWidget(self.machine, 1)
+        machine_row.addStretch(1)
         machine_row.addWidget(self.restore_translation_button)
         machine_row.addWidget(self.approve_button)
         lay.addLayout(machine_row)
