@@ -15,6 +15,8 @@ order). The annotated text boxes go in as detections of a text detector (kind "t
 - direction: the writing direction from the ink (app.detect.direction) on the annotated boxes
   whose shape says it (one line of 2+ characters, much taller than wide or wider than tall;
   the data has no direction field), also on the short lines of 2-3 characters;
+- free text: blocks in no bubble, read as captions and as sound effects (app.detect.freetext;
+  the data marks neither);
 - bubbles: for each text box, the bubble found around it (`app.detect.bubbles`, when there):
   share of boxes with a bubble, and of those, the share whose bubble contains the box and
   stays inside the annotated panel it belongs to.
@@ -104,7 +106,7 @@ class Book:
             "pages", "order_pages", "exact", "exact_pagewide", "exact_truth_panels", "tau", "tau_pagewide",
             "tau_truth_panels", "truth_panels", "found_panels", "matched_panels", "merged_pages", "sure_pages",
             "text_boxes", "dropped", "with_bubble", "bubble_ok", "dir_boxes", "dir_right", "dir_short",
-            "dir_short_right")}
+            "dir_short_right", "captions", "sfx")}
         self.failures: list[str] = []
 
     def add(self, key: str, v: float = 1.0) -> None:
@@ -131,6 +133,7 @@ class Book:
             "with_bubble": int(f["with_bubble"]), "bubble_ok": int(f["bubble_ok"]),
             "direction": f["dir_right"] / max(1.0, f["dir_boxes"]), "direction_boxes": int(f["dir_boxes"]),
             "direction_short": f["dir_short_right"] / max(1.0, f["dir_short"]), "direction_short_boxes": int(f["dir_short"]),
+            "captions": int(f["captions"]), "sfx": int(f["sfx"]),
         }
 
 
@@ -166,6 +169,8 @@ def run_page(book: Book, data: Path, page: dict, order: str, draw: Path | None) 
     book.add("text_boxes", len(truth))
     ranks, dropped = found_order(truth, regions)
     book.add("dropped", len(dropped))
+    book.add("captions", sum(r.kind == "caption" for r in regions))
+    book.add("sfx", sum(r.kind == "sfx" for r in regions))
     # panels
     found, sure = _panels(gray, order, truth, regions)
     book.add("truth_panels", len(frames))
@@ -300,6 +305,7 @@ ROWS = [
     ("pages the finder is sure of", lambda s: f"{s['pages_panels_sure']} of {s['pages']}"),
     ("text boxes dropped", lambda s: f"{s['dropped']} of {s['text_boxes']}"),
     ("bubble found / right", lambda s: f"{s['with_bubble']} / {s['bubble_ok']} of {s['text_boxes']}"),
+    ("free text: captions / SFX", lambda s: f"{s['captions']} / {s['sfx']} of {s['text_boxes']}"),
     ("direction right (tall/wide boxes)", lambda s: f"{100 * s['direction']:.1f} % of {s['direction_boxes']}"),
     ("... of 2-3 characters", lambda s: f"{100 * s['direction_short']:.1f} % of {s['direction_short_boxes']}"),
 ]

@@ -39,6 +39,13 @@ PAST_SHAPES = {
                                             **_BLOCK_1_0, "machine_translation": "mt", "translator": "deepl",
                                             "style": {"max_size": 30},
                                             "mask_edits": [{"erase": True, "radius": 4, "points": [[1, 2], [3, 4]]}]}]}]},
+    # 1.2: size harmonisation; free text had the kind "text" (no caption / sfx, no "outside")
+    "1.2 sizes": {**_HEAD, "minor": 2, "glossary": [], "sizes": "one",
+                  "pages": [{"name": "001.png", "width": 80, "height": 120, "processed": True, "error": None,
+                             "sizes": "few", "blocks": [{**_BLOCK_1_0, "kind": "text", "machine_translation": "mt",
+                                                         "translator": "deepl", "style": {"max_size": 30},
+                                                         "mask_edits": [{"erase": False, "radius": 3,
+                                                                         "points": [[5, 6]]}]}]}]},
 }
 
 
@@ -65,7 +72,10 @@ def test_each_past_shape_of_the_project_file_opens_and_saves_in_the_current_one(
     assert project.read_only is None
     saved = save_project(project, tmp_path / "new.json")
     written = json.loads(saved.read_text(encoding="utf-8"))
-    assert (written["version"], written["minor"]) == (1, 2)
+    assert (written["version"], written["minor"]) == (1, 3)
+    # text outside bubbles: lettered in place, as every build before 1.3 did
+    assert project.outside == {"caption": "translate", "sfx": "translate"} and "outside" not in written
+    assert project.outside_policy(block.kind) == "translate"
     # the migration wrote out what 1.0 left implicit
     assert {"machine_translation", "translator", "style", "mask_edits"} <= set(written["pages"][0]["blocks"][0])
     assert load_project(saved) == project
@@ -98,7 +108,7 @@ def test_unknown_keys_of_a_newer_minor_version_survive_an_edit_and_a_save(tmp_pa
     assert written["pages"][0]["rotation"] == 90
     block = written["pages"][0]["blocks"][0]
     assert block["furigana"] == [{"base": "先輩", "ruby": "せんぱい"}] and block["text"] == "new text"
-    assert (written["version"], written["minor"]) == (1, 2)
+    assert (written["version"], written["minor"]) == (1, 3)
 
 
 def test_a_newer_major_version_opens_read_only_and_is_never_written_over(tmp_path):

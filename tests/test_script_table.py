@@ -20,6 +20,7 @@ from app.core.script_table import (
 )
 from app.errors import UserError
 
+
 def _content(project) -> dict:
     """The project file's content without the moment it was written (two calls can straddle a second)."""
     d = project_to_dict(project)

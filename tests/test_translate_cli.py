@@ -154,3 +154,17 @@ def test_ocr_then_translate_in_one_go(fake_llm, tmp_path, monkeypatch):
     for b in blocks:
         assert b["translation"] == (fake_translate(b["text"]) if b["text"].strip() else "")
     assert len(fake_llm.chats()) == 1
+
+
+def test_pages_translates_only_that_range(fake_llm, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)
+    src = tmp_path / "in.json"
+    export_json(make_project(), src)
+    out = tmp_path / "out.json"
+    assert main(["translate", str(src), "--out", str(out), "--pages", "2-3", *args_for(fake_llm)]) == 0
+    assert [page_of(s.body)["page"] for s in fake_llm.chats()] == ["002.png", "003.png"]
+    got = [[b["translation"] for b in p["blocks"]] for p in json.loads(out.read_text(encoding="utf-8"))["pages"]]
+    assert got[1:3] == [[fake_translate(t) for t in lines] for lines in PAGES[1:3]]
+    assert got[0] == ["", "", ""] and got[3] == [""]
+    assert main(["translate", str(src), "--pages", "3-9", *args_for(fake_llm)]) == 2
+    assert "the volume has pages 1 to 4" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from app.core.edits import set_translation
 from app.core.translation import TranslateOptions, pages_to_translate, translate_pages
 from app.errors import Cancelled
 from app.translate import GlossaryEntry, TranslatorSettings, make_translator
-from tests.llm_server import fake_translate, glossary_of
+from tests.llm_server import fake_translate, glossary_of, page_of
 from tests.translate_data import PAGES, make_project
 
 
@@ -163,3 +163,48 @@ def test_a_translation_edited_while_the_request_ran_is_kept():
     assert done.blocks[1].translation_edited
     forced = apply_machine_translations(edited, {"b2": "Two"}, "t", replace_edited=True)
     assert forced.blocks[1].translation == "Two" and not forced.blocks[1].translation_edited
+
+
+def test_a_selection_sends_only_its_blocks_with_the_rest_of_the_page_as_context(fake_llm, translator):
+    """Translate what is selected: one block of page 1 (translated already) and one of page 3;
+    the other blocks keep their text, the page's translated blocks go as its nearest context."""
+    from app.core.translation import parse_page_range
+
+    project = make_project()
+    run(project, translator, names=["001.png"])
+    project.pages[0] = set_translation(project.pages[0], "b2", "Morning, Yuki.")  # the user's own
+    project.pages[0] = set_translation(project.pages[0], "b3", "")  # cleared: not translated
+    before = [list(p.blocks) for p in project.pages]
+    chosen = frozenset({("001.png", "b3"), ("003.png", "b2")})
+    assert pages_to_translate(project, blocks=chosen) == ["001.png", "003.png"]
+    fake_llm.seen.clear()
+    outcomes = run(project, translator, options=TranslateOptions(context_pages=2, blocks=chosen))
+    assert [o.name for o in outcomes] == ["001.png", "003.png"]
+    assert [[s["text"] for s in page_of(c.body)["segments"]] for c in fake_llm.chats()] == \
+        [[PAGES[0][2]], [PAGES[2][1]]]
+    # only the chosen blocks changed
+    assert project.pages[0].block("b3").translation == fake_translate(PAGES[0][2])
+    assert project.pages[2].block("b2").translation == fake_translate(PAGES[2][1])
+    for p, (page, old) in enumerate(zip(project.pages, before, strict=True)):
+        for b, was in zip(page.blocks, old, strict=True):
+            if (page.name, b.id) not in chosen:
+                assert b == was, (p, b.id)
+    # the page's other translated blocks (the user's own as it is) are the nearest context page
+    msgs = fake_llm.chats()[0].body["messages"]
+    assert json.loads(msgs[-3]["content"])["page"] == "001.png"
+    assert [s["text"] for s in json.loads(msgs[-3]["content"])["segments"]] == PAGES[0][:2]
+    assert [t["text"] for t in json.loads(msgs[-2]["content"])["translations"]] == \
+        [fake_translate(PAGES[0][0]), "Morning, Yuki."]
+    # a chosen block translated by hand is kept unless asked
+    mine = frozenset({("001.png", "b2")})
+    fake_llm.seen.clear()
+    run(project, translator, options=TranslateOptions(blocks=mine))
+    assert fake_llm.chats() == [] and project.pages[0].block("b2").translation == "Morning, Yuki."
+    run(project, translator, options=TranslateOptions(blocks=mine, replace_edited=True))
+    assert project.pages[0].block("b2").translation == fake_translate(PAGES[0][1])
+    # page ranges (the GUI's Translate pages… and the CLI's --pages)
+    assert parse_page_range("2-3", 4) == [2, 3] and parse_page_range("1, 3-", 4) == [1, 3, 4]
+    assert parse_page_range("-2,2", 4) == [1, 2]
+    for bad in ("0-2", "3-1", "5", "x", ""):
+        with pytest.raises(Exception, match="page"):
+            parse_page_range(bad, 4)

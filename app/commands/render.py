@@ -3,6 +3,7 @@
     hayai-desktop render INPUT --out OUT [--format png|jpg|webp|cbz|pdf|psd]
         [--text translation|source|none] [--inpaint auto|opencv|lama] [--font NAME_OR_FILE]
         [--device auto|cpu|cuda] [--lang LANG] [--sizes each|one|few]
+        [--captions POLICY] [--sfx POLICY]
 
 INPUT is a JSON export (`hayai-desktop ocr`, or the app's File > Export), a project file, or
 the folder / CBZ archive / image itself with its saved project. The page images are read from
@@ -17,7 +18,10 @@ models download lama-manga`) and OpenCV otherwise; a plain bubble is filled with
 either way. --font replaces every block's font (a name such as "comic" or "DejaVu Sans", or a
 font file). --sizes sets the project's size harmonisation for this run (each: every bubble at
 the largest size that fits it; one: a page's bubbles at one size, the largest that most of them
-take; few: up to three sizes a page); a page's own setting still wins. Blocks set below their
+take; few: up to three sizes a page); a page's own setting still wins. Text outside bubbles is
+lettered as the project says (View > Text outside bubbles in the app); --captions and --sfx set
+it for this run: translate (cleaned and lettered in place), keep (left as it is) or beside (left
+as it is, a small translation lettered beside it). Blocks set below their
 minimum size are named (page: block numbers) on stderr. Exit status: 0 when every page was written, 1 when a page was skipped, 2 for an
 error.
 """
@@ -30,6 +34,7 @@ from pathlib import Path
 from app.errors import UserError
 
 FORMATS = ("png", "jpg", "webp", "cbz", "pdf", "psd")
+OUTSIDE_POLICIES = ("translate", "keep", "beside")  # app.core.document.OUTSIDE_POLICIES (not imported: --help stays light)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -48,6 +53,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--lang", default="en", help="hyphenation language of the translation (default: en)")
     p.add_argument("--sizes", choices=("each", "one", "few"), default=None,
                    help="size harmonisation of each page's bubbles (default: the project's, else each)")
+    for flag, what in (("--captions", "captions (free text outside bubbles)"), ("--sfx", "sound effects")):
+        p.add_argument(flag, choices=OUTSIDE_POLICIES, default=None,
+                       help=f"how {what} are lettered: translate, keep or beside (default: the project's, "
+                            "else translate)")
     p.set_defaults(run=run)
     return p
 
@@ -97,6 +106,12 @@ def run(args) -> int:
         from dataclasses import replace
 
         project = replace(project, sizes=args.sizes)
+    if args.captions or args.sfx:
+        from dataclasses import replace
+
+        outside = dict(project.outside)
+        outside.update({k: v for k, v in (("caption", args.captions), ("sfx", args.sfx)) if v})
+        project = replace(project, outside=outside)
     options = RenderOptions(text=args.text, font=args.font, lang=args.lang)
     engine = load_inpainter(args.inpaint, args.device)
     bar = ProgressLine(f"render ({engine.name})")

@@ -5,6 +5,7 @@ through the same stage the GUI runs (app.core.translation).
         [--base-url URL] [--model NAME] [--glossary FILE] [--context-pages N]
         [--out FILE] [--format json|txt] [--timeout S] [--total-timeout S] [--max-tokens N]
         [--retries N] [--retranslate] [--replace-edited] [--trust-unpinned] [--series FILE]
+        [--pages 3-7]
 
 INPUT is a JSON export (as `ocr` and the GUI write it) or a folder / archive whose project file
 holds its text (pages not read yet are skipped: read them in the app, or run
@@ -12,7 +13,9 @@ holds its text (pages not read yet are skipped: read them in the app, or run
 same JSON export (or TXT with translations) with every block's translation filled, to --out or
 stdout; with a source, its project file is saved after every page, so a run that stops keeps
 what it got, and the next run resumes (pages already translated are skipped unless
---retranslate; translations edited by hand are kept unless --replace-edited).
+--retranslate; translations edited by hand are kept unless --replace-edited). --pages 3-7 (or
+1,4,9-12, 5-) translates only those pages (numbered from 1 in the volume's order), as the GUI's
+Translate > Translate pages… does.
 
 The backend is --provider, else the one chosen in the GUI's Translation settings; with neither,
 nothing is sent anywhere and the command stops. Keys come from the environment
@@ -43,6 +46,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_translation_options(p, model_flag="--model")
     p.add_argument("--out", help="output file (default: stdout)")
     p.add_argument("--format", choices=("json", "txt"), help="output format (default: from --out's suffix, else json)")
+    p.add_argument("--pages", dest="page_range", metavar="RANGE",
+                   help="only these pages, numbered from 1: 3-7, 1,4,9-12, 5- (default: every page)")
     p.add_argument("--series", metavar="FILE",
                    help="the series file (default: .hayai-series.json beside the volume or up to two folders above)")
     p.set_defaults(run=run)
@@ -150,10 +155,13 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
     each page. `translator`: one made by the caller and kept open for more projects (the
     `batch` command's volumes); by default one is made for this project and closed.
     Returns (blocks translated, blocks not translated)."""
-    from app.core.translation import PageImages, TranslateOptions, translate_pages
+    from app.core.translation import PageImages, TranslateOptions, parse_page_range, translate_pages
 
     stream = stream or sys.stderr
     settings = translator_settings(args)
+    names = None
+    if getattr(args, "page_range", None):  # `translate --pages` (eval-translation's --pages is a count)
+        names = [project.pages[n - 1].name for n in parse_page_range(args.page_range, len(project.pages))]
     glossary = glossary_for(project, args.glossary)
     own = translator is None
     if own:
@@ -165,7 +173,8 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
     index = {p.name: i for i, p in enumerate(project.pages)}
     bar = _Progress(stream)
     try:
-        for outcome in translate_pages(project, translator, glossary=glossary, options=options, progress=bar.update,
+        for outcome in translate_pages(project, translator, names, glossary=glossary, options=options,
+                                       progress=bar.update,
                                        page_image=images, tm=tm):
             project.pages[index[outcome.name]] = outcome.page
             if outcome.memory is not None:

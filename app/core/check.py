@@ -122,7 +122,7 @@ def layout_findings(page: Page, image, project: Project, options=None) -> list[F
     options = options or RenderOptions()
     renderer = PageRenderer(image, None, options.lang, options.target_lang)  # no cleaning: no engine
     out = []
-    for b in renderer.harmonise(render_blocks(page, project.style, options, project.sizes)):
+    for b in renderer.harmonise(render_blocks(page, project.style, options, project.sizes, project.outside)):
         layer = renderer.layer(b) if b.text.strip() else None
         if layer is None or layer.layout.fits:
             continue
@@ -134,6 +134,24 @@ def layout_findings(page: Page, image, project: Project, options=None) -> list[F
             out.append(Finding(page.name, b.id, b.order, "below_min",
                                f"set at {layer.layout.size} px, below the minimum {b.style.min_size} px"))
     return out
+
+
+FIT_STATUS = {"clipped": "overflows", "below_min": "below minimum size"}  # a layout finding's block status
+
+
+def fit_key(page: Page, project: Project, options=None) -> tuple:
+    """What the lettering fit of `page` depends on besides its image: the blocks as the
+    renderer takes them (text, box, style, sizes) and the options. Equal keys, equal fit."""
+    from app.core.rendering import RenderOptions, render_blocks
+
+    options = options or RenderOptions()
+    return (tuple(render_blocks(page, project.style, options, project.sizes, project.outside)), options)
+
+
+def fit_statuses(page: Page, image, project: Project, options=None) -> dict[str, str]:
+    """block id -> "overflows" (does not fit at all, cut to the bubble) or "below minimum size",
+    for the lettered blocks of `page` that do not fit as the export letters them (layout_findings)."""
+    return {f.block: FIT_STATUS[f.kind] for f in layout_findings(page, image, project, options)}
 
 
 def check_layout(project: Project, load_image: Callable[[str], object], options=None,

@@ -15,7 +15,26 @@ from app.translate.memory import StoryMemory
 
 Box = tuple[float, float, float, float]
 
-KINDS = ("bubble", "text", "other", "manual")
+KINDS = ("bubble", "text", "caption", "sfx", "other", "manual")
+# Text outside bubbles (app.detect.freetext): captions (free text, narration) and sound effects.
+# "text" (a text detection read without the page, a mokuro import, projects before 1.3) is not
+# told apart from dialogue, so it is lettered in place like a bubble.
+OUTSIDE_KINDS = ("caption", "sfx")
+# What the lettering does with them (Project.outside, per kind): "translate" cleans the text and
+# letters the translation in its place (as a bubble); "keep" leaves it as it is (not cleaned, not
+# lettered; the translation is still made and kept); "beside" leaves it and letters a small
+# translation beside it.
+OUTSIDE_POLICIES = ("translate", "keep", "beside")
+
+
+def default_outside() -> dict[str, str]:
+    return dict.fromkeys(OUTSIDE_KINDS, "translate")
+
+
+def outside_group(kind: str) -> str | None:
+    """The policy a block of `kind` follows: "caption", "sfx", or None (bubbles, plain "text" and
+    boxes the user drew are always translated in place)."""
+    return kind if kind in OUTSIDE_KINDS else None
 
 
 @dataclass(frozen=True)
@@ -118,6 +137,13 @@ class Project:
     sizes: str = "each"  # the pages' size harmonisation (app.render.page.SIZE_MODES) unless a page says
     memory: StoryMemory = field(default_factory=StoryMemory)  # characters, terms, story so far
     dismissed_proposals: list[str] = field(default_factory=list)  # glossary proposals dismissed (source terms)
+    # text outside bubbles: {"caption": policy, "sfx": policy} (OUTSIDE_POLICIES)
+    outside: dict[str, str] = field(default_factory=default_outside)
+
+    def outside_policy(self, kind: str) -> str:
+        """How a block of `kind` is lettered: its group's policy, "translate" for bubbles."""
+        group = outside_group(kind)
+        return self.outside.get(group, "translate") if group else "translate"
 
     def page_sizes(self, page: Page) -> str:
         """The size harmonisation a page is lettered with: its own, else the project's."""

@@ -2,9 +2,9 @@
 autosave and the edit journal (app.core.edit_journal, which writes single pages and the
 project's own fields). Reading is strict and names the file and field of a damage.
 
-File format (JSON, UTF-8), schema version 1.2 (see docs/export-format.md; versions, migrations and
+File format (JSON, UTF-8), schema version 1.3 (see docs/export-format.md; versions, migrations and
 unknown keys: app.core.versioning):
-    {"format": "hayai-desktop-project", "version": 1, "minor": 2, "app_version": str, "saved_at": ISO-8601,
+    {"format": "hayai-desktop-project", "version": 1, "minor": 3, "app_version": str, "saved_at": ISO-8601,
      "source": absolute path, "order": "rtl"|"ltr",
      "pages": [{"name", "width", "height", "processed", "error",
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
@@ -17,7 +17,12 @@ unknown keys: app.core.versioning):
      "memory": {"characters": [{"source", "target", "notes", "by_user"?}], "terms": [...], "summary"} (optional),
      "style": {the project's lettering style: font, min_size, max_size, color, ...},
      "sizes": "each" | "one" | "few",
+     "outside": {"caption": policy, "sfx": policy} (optional; policy: "translate" | "keep" | "beside"),
      "dismissed_proposals": [source term, ...] (optional: glossary proposals the user dismissed)}
+A block's "kind" is "bubble", "caption" or "sfx" (text outside bubbles, 1.3), "text" (a text box
+read without the page), "other" or "manual" (a box the user drew); a kind this build does not
+know is kept and lettered in place. "outside" (1.3) says how captions and sound effects are
+lettered (app.core.document.OUTSIDE_POLICIES); absent: both translated in place, as before.
 A page may also hold "sizes" (its own size harmonisation; absent = the project's).
 A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.
 "machine_translation", "translator", "machine_flag", "glossary", "style" and "mask_edits" are optional (files
@@ -36,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from app import __version__
-from app.core.document import Block, Page, Project
+from app.core.document import OUTSIDE_KINDS, OUTSIDE_POLICIES, Block, Page, Project, default_outside
 from app.core.versioning import FileSchema, unknown_keys, upgrade, with_unknown
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict, stroke_to_dict
@@ -46,12 +51,12 @@ from app.translate.memory import StoryMemory, memory_from_dict, memory_to_dict
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 2  # 1.2: "sizes" (the project's and a page's size harmonisation)
+SCHEMA_MINOR = 3  # 1.2: "sizes" (the project's and a page's size harmonisation); 1.3: "outside", kinds caption / sfx
 
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
              "series_uuid", "volume_uuid", "pages", "sizes", "memory",
-             "dismissed_proposals")
+             "dismissed_proposals", "outside")
 _PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "blocks", "sizes")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
@@ -92,6 +97,7 @@ def project_to_dict(project: Project) -> dict:
         "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
         **({"memory": memory_to_dict(project.memory)} if not project.memory.empty else {}),
         **({"dismissed_proposals": list(project.dismissed_proposals)} if project.dismissed_proposals else {}),
+        **({"outside": dict(project.outside)} if project.outside != default_outside() else {}),
         **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
         **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [page_to_dict(page) for page in project.pages],
@@ -171,13 +177,16 @@ def _project(data: dict, path: Path) -> Project:
     dismissed = [t for t in data.get("dismissed_proposals") or [] if isinstance(t, str)]
     return Project(source=source, pages=pages, order=order, style=style, glossary=glossary,
                    series_uuid=series_uuid, volume_uuid=volume_uuid, extra={FORMAT: extra} if extra else {},
-                   sizes=sizes or "each", memory=memory, dismissed_proposals=dismissed)
+                   sizes=sizes or "each", memory=memory, dismissed_proposals=dismissed,
+                   outside=reader.outside(data.get("outside"), "outside"))
 
 
 def project_fields_to_dict(project: Project) -> dict:
-    """The project's own fields (not its pages): reading order, lettering style, glossary, sizes."""
+    """The project's own fields (not its pages): reading order, lettering style, glossary, sizes,
+    the policies for text outside bubbles."""
     return {"order": project.order, "style": style_to_dict(project.style), "sizes": project.sizes,
-            "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary]}
+            "glossary": [{"source": g.source, "target": g.target, "note": g.note} for g in project.glossary],
+            "outside": dict(project.outside)}
 
 
 def project_fields_from_dict(data, path: str | os.PathLike = "<project>") -> dict:
@@ -190,7 +199,8 @@ def project_fields_from_dict(data, path: str | os.PathLike = "<project>") -> dic
     glossary = reader.items(data, "glossary", "project")
     return {"order": order, "style": reader.style(data.get("style"), "project.style"),
             "sizes": reader.sizes(data, "project") or "each",
-            "glossary": [reader.glossary_entry(g, f"project.glossary[{i}]") for i, g in enumerate(glossary)]}
+            "glossary": [reader.glossary_entry(g, f"project.glossary[{i}]") for i, g in enumerate(glossary)],
+            "outside": reader.outside(data.get("outside"), "project.outside")}
 
 
 def page_from_dict(data, path: str | os.PathLike = "<page>") -> Page:
@@ -263,6 +273,19 @@ class _Reader:
         if value is not None and value not in SIZE_MODES:
             self.fail(_join(where, "sizes"), f"expected one of {', '.join(SIZE_MODES)}, not {value!r}")
         return value
+
+    def outside(self, data, where: str) -> dict[str, str]:
+        """The policies for text outside bubbles; absent: the defaults. A kind this build does not
+        know is kept (a newer build's), a policy it does not know is an error naming the key."""
+        out = default_outside()
+        if data is None:
+            return out
+        data = self.obj(data, where)
+        for kind, policy in data.items():
+            if kind in OUTSIDE_KINDS and policy not in OUTSIDE_POLICIES:
+                self.fail(f"{where}.{kind}", f"must be one of {', '.join(OUTSIDE_POLICIES)}, not {policy!r}")
+            out[kind] = policy
+        return out
 
     def block_style(self, data, where: str):
         try:

@@ -141,7 +141,7 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     if path is None and not saved.pages:
         return Project(source=str(source), pages=[Page(name=n) for n in page_names], order=saved.order,
                        style=saved.style, glossary=list(saved.glossary), memory=saved.memory,
-                       dismissed_proposals=list(saved.dismissed_proposals))
+                       dismissed_proposals=list(saved.dismissed_proposals), outside=dict(saved.outside))
     return merge_pages(saved, page_names, source=str(source))
 
 
@@ -167,7 +167,7 @@ def merge_pages(saved: Project, page_names: list[str], source: str | None = None
                    version=saved.version, glossary=list(saved.glossary), style=saved.style,
                    series_uuid=saved.series_uuid, volume_uuid=saved.volume_uuid,
                    extra=dict(saved.extra), read_only=saved.read_only, sizes=saved.sizes, memory=saved.memory,
-                   dismissed_proposals=list(saved.dismissed_proposals))
+                   dismissed_proposals=list(saved.dismissed_proposals), outside=dict(saved.outside))
 
 
 # ----------------------------------------------------------------------------- autosave

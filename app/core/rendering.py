@@ -9,6 +9,11 @@ Text modes (`--text`):
 - source: blocks are cleaned and lettered with their (edited) transcription;
 - none: every block is cleaned, nothing is lettered.
 
+Text outside bubbles (captions, sound effects: app.core.document.OUTSIDE_KINDS) follows the
+project's policy for its kind (`Project.outside`), in every text mode: "translate" as above;
+"keep": never cleaned nor lettered; "beside": never cleaned, its text (the translation, or the
+transcription in the source mode) lettered as a small note beside it (app.render.page).
+
 Formats: png / jpg / webp / psd write one file per page into a folder, named after the page
 (`001.png` -> `001.psd`); cbz and pdf write one file. PSD layers, top down: a group per
 lettered block ("block N": an editable type layer and its rendered pixels, hidden), the
@@ -18,11 +23,11 @@ export's pixels. A CBZ holds a ComicInfo.xml.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from app.core.document import Page, Project
+from app.core.document import Page, Project, outside_group
 from app.errors import Cancelled, UserError
 from app.render.page import TEXT_MODES, PageRenderer, RenderBlock
 from app.render.style import TextStyle, resolve
@@ -48,15 +53,23 @@ class RenderOptions:
             raise UserError(f"--text must be one of {', '.join(TEXT_MODES)}, not {self.text!r}")
 
 
+def translated_options(target_lang: str | None) -> RenderOptions:
+    """The options of the GUI's translated view (and of the lettering fit the Script view shows):
+    the translation lettered, hyphenated for its language (ja / zh set vertically)."""
+    target = (target_lang or "en").strip() or "en"
+    return RenderOptions(text="translation", lang=target, target_lang=target)
+
+
 def block_style(project_style: TextStyle, block, options: RenderOptions) -> TextStyle:
     style = resolve(project_style, block.style)
     return replace(style, font=options.font) if options.font else style
 
 
 def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions,
-                  project_sizes: str = "each") -> list[RenderBlock]:
+                  project_sizes: str = "each", outside: Mapping[str, str] | None = None) -> list[RenderBlock]:
     """The page's blocks as the renderer takes them, in reading order (see the text modes); the
-    page's size harmonisation is its own, else `project_sizes` (the project's)."""
+    page's size harmonisation is its own, else `project_sizes` (the project's); `outside`: the
+    project's policies for text outside bubbles (`Project.outside`; None: all translated)."""
     sizes = page.sizes or project_sizes
     out = []
     for b in sorted(page.blocks, key=lambda b: b.order):
@@ -68,9 +81,16 @@ def render_blocks(page: Page, project_style: TextStyle, options: RenderOptions,
             clean = bool(text.strip())
         else:
             text, clean = "", True
+        group = outside_group(b.kind)
+        policy = (outside or {}).get(group, "translate") if group else "translate"
+        place = "in"
+        if policy == "keep":
+            text, clean = "", False
+        elif policy == "beside":
+            place, clean = "beside", False
         out.append(RenderBlock(id=b.id, order=b.order, kind=b.kind, box=tuple(b.box), polygon=b.polygon,
                                text=text, clean=clean, style=block_style(project_style, b, options),
-                               strokes=b.mask_edits, page_sizes=sizes))
+                               strokes=b.mask_edits, page_sizes=sizes, place=place))
     return out
 
 
@@ -156,7 +176,7 @@ def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine
                 report.skipped.append((page.name, str(exc)))
                 continue
             renderer = PageRenderer(image, engine, options.lang, options.target_lang)
-            blocks = render_blocks(page, project.style, options, project.sizes)
+            blocks = render_blocks(page, project.style, options, project.sizes, project.outside)
             result = renderer.render(blocks, cancel)
             for b, layer in result.layers:
                 report.blocks += 1

@@ -14,6 +14,12 @@ Resume: pages already translated (every block with text has a translation) are s
 with its error and the run goes on; an error that every later page would hit too (a refused
 key, an unknown model, a server that cannot be reached) ends the run, each remaining page
 reported as not attempted.
+
+A selection (`TranslateOptions.blocks`: (page name, block id) pairs) sends only those blocks,
+translated already or not (the user's own translations are still kept unless
+`replace_edited`); the other blocks of their pages are not touched and go along as context
+(the page's translated blocks, as the nearest context page), with the previous pages and the
+glossary as for a whole page.
 """
 from __future__ import annotations
 
@@ -45,6 +51,8 @@ class TranslateOptions:
     retranslate: bool = False  # translate pages that are translated already
     replace_edited: bool = False  # replace the user's own translations too
     memory: bool = True  # send the project's story memory and merge what the model proposes
+    # only these (page name, block id) are sent (None: every block that needs one); see the module doc
+    blocks: frozenset[tuple[str, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -177,20 +185,52 @@ class PageImages:
             self._source = None
 
 
-def pages_to_translate(project: Project, names: Sequence[str] | None = None, retranslate: bool = False) -> list[str]:
-    """The pages a run would work on: `names` (default all) minus those translated already."""
+def pages_to_translate(project: Project, names: Sequence[str] | None = None, retranslate: bool = False,
+                       blocks: frozenset[tuple[str, str]] | None = None) -> list[str]:
+    """The pages a run would work on: `names` (default all) minus those translated already; with
+    `blocks`, the pages (of `names`) that hold one of them, translated or not."""
     wanted = list(names) if names is not None else [p.name for p in project.pages]
     by_name = {p.name: p for p in project.pages}
+    if blocks is not None:
+        chosen = {name for name, _bid in blocks}
+        return [n for n in wanted if n in by_name and n in chosen]
     return [n for n in wanted if n in by_name and (retranslate or not by_name[n].translated)]
+
+
+def parse_page_range(text: str, count: int) -> list[int]:
+    """1-based page numbers of "3-7", "1,4,9-12", "5-" (to the end) or "-3" (from the first),
+    within 1..`count`, in order, each once. Raises UserError naming what is wrong."""
+    from app.errors import UserError
+
+    out: list[int] = []
+    parts = [p.strip() for p in text.replace(" ", "").split(",") if p.strip()]
+    if not parts:
+        raise UserError(f"no pages in {text!r}: give page numbers such as 3-7 or 1,4,9-12")
+    for part in parts:
+        first, dash, last = part.partition("-")
+        try:
+            a = int(first) if first else 1
+            b = (int(last) if last else count) if dash else a
+        except ValueError:
+            raise UserError(f"{part!r} is not a page number or range (such as 3-7, 5- or -3)") from None
+        if a < 1 or b < a or b > count:
+            raise UserError(f"pages {part!r}: the volume has pages 1 to {count}" if count else
+                            "the volume has no pages")
+        out += [n for n in range(a, b + 1) if n not in out]
+    return out
 
 
 def segments_of(page: Page, options: TranslateOptions) -> list[Segment]:
     """The page's blocks to translate, in reading order."""
     out = []
+    chosen = options.blocks
     for b in sorted(page.blocks, key=lambda b: b.order):
         if not b.display_text.strip():
             continue
-        if not options.retranslate and not b.needs_translation:
+        if chosen is not None:
+            if (page.name, b.id) not in chosen:
+                continue
+        elif not options.retranslate and not b.needs_translation:
             continue
         if b.translation_edited and not options.replace_edited:
             continue
@@ -231,7 +271,7 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
     `replace_edited`), and its close matches go to the backend as examples when the backend
     takes them."""
     options = options or TranslateOptions()
-    todo = pages_to_translate(project, names, options.retranslate)
+    todo = pages_to_translate(project, names, options.retranslate, options.blocks)
     pages = list(project.pages)
     index_of = {p.name: i for i, p in enumerate(pages)}
     failed = 0
@@ -310,6 +350,12 @@ def _translate_one(page: Page, pages: list[Page], index: int, translator: Transl
         return PageOutcome(page.name, page, translator=translator.name)
     offered = context_for(pages, index, options.context_pages * 4) if options.context_pages > 0 else []
     near = offered[-options.context_pages:] if options.context_pages > 0 else []
+    if options.blocks is not None:  # a selection: the page's other translated blocks are its nearest context
+        sent = {s.id for s in segments}
+        pairs = tuple((b.display_text, b.translation) for b in sorted(page.blocks, key=lambda b: b.order)
+                      if b.id not in sent and b.display_text.strip() and b.translation.strip())
+        if pairs:
+            offered, near = [*offered, ContextPage(page.name, pairs)], [*near, ContextPage(page.name, pairs)]
     texts = [s.text for s in segments] + [src for c in near for src, _t in c.pairs]
     terms = glossaries.relevant(glossary, texts)
     start = time.monotonic()

@@ -22,7 +22,11 @@ Rules (one place, used by the pipeline and by user-drawn boxes alike):
 - Text box -> bubble: with the page image and a detector that finds text, not bubbles, a text
   detection (a box tight around the glyphs) that sits in a closed bubble becomes that bubble (kind "bubble", the bubble's box and outline
   as its polygon: cleaning and lettering use the whole bubble; app.detect.bubbles). Text on
-  artwork or a background keeps its box and its kind.
+  artwork or a background keeps its box.
+- Text outside bubbles: with the page image, a text detection in no bubble (none detected
+  around it, none found) is free text, of kind "caption" (narration, asides) or "sfx" (sound
+  effects: drawn lettering, glyphs much larger than the page's dialogue or brush-heavy;
+  app.detect.freetext). Without the page it stays "text".
 - Reading order: with the page image, panel by panel (app.detect.panels finds them from the
   gutters), see app.detect.order.
 - Block boxes are the detected extents; padding (`pad_box`) is applied when cropping, so a
@@ -76,7 +80,8 @@ def is_vertical(box: Box) -> bool:
 @dataclass(frozen=True)
 class Region:
     """A region to read, as `build_regions` returns it: `box` (x0, y0, x1, y1) in source-image
-    pixels, `kind` ("bubble" | "text"), the detector's `score`, its segmentation `polygon` (None
+    pixels, `kind` ("bubble"; "caption" or "sfx": text outside bubbles, told from the page; "text"
+    when no page was given), the detector's `score`, its segmentation `polygon` (None
     for a plain box) and whether the text in it runs `vertical`ly."""
 
     box: Box
@@ -186,6 +191,7 @@ def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], 
         groups = [g for g in groups if not is_line_art(page, pad_box(g.box, image_size))]
         if widen_text or (widen_text is None and not any(d.kind == "bubble" for d in dets)):
             _widen_to_bubbles(groups, page)
+        _name_free_text(groups, page)
         panels = find_panels(page, order, ignore=[g.text_box if g.found_bubble else g.box for g in groups],
                              bubbles=[g.polygon for g in groups if g.found_bubble])
     boxes = [tuple(round(v, 2) for v in g.box) for g in groups]
@@ -211,6 +217,19 @@ def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> None:
         if any(intersection(found.box, b) > 0.5 * min(area(found.box), area(b)) for b in bubbles):
             continue  # a detected bubble is there already
         g.text_box, g.kind, g.box, g.polygon, g.found_bubble = g.box, "bubble", found.box, found.polygon, True
+
+
+def _name_free_text(groups: list[_Group], page: np.ndarray) -> None:
+    """A text detection left outside every bubble becomes a caption or a sound effect
+    (app.detect.freetext), against the glyph size of the page's text in bubbles."""
+    from app.detect.freetext import dialogue_glyph, outside_kind
+
+    free = [g for g in groups if g.kind == "text"]
+    if not free:
+        return
+    dialogue = dialogue_glyph(page, [g.text_box or g.box for g in groups if g.kind == "bubble"])
+    for g in free:
+        g.kind = outside_kind(page, g.box, dialogue)
 
 
 def pad_box(box: Box, image_size: tuple[int, int], pad: float = DEFAULT_PAD) -> tuple[int, int, int, int]:

@@ -13,6 +13,12 @@ Sizes (`RenderBlock.page_sizes`, the same for every block of a page): "each" let
 bubble at the largest size that fits it; "one" sets the page's bubbles to one size, the largest
 that at least MOST (two thirds) of them take, and the bubbles that cannot take it at their own
 largest; "few" does the same again for those, up to three sizes.
+
+Place (`RenderBlock.place`): "in" letters a block in its own shape (the bubble, the box);
+"beside" letters it as a small note next to its box (`beside_box`: below it, else above, else
+beside it, inside the page), at NOTE_SCALE of the style's largest size with an outline, and
+leaves the block itself as it is (the core passes clean=False): how a sound effect or a caption
+gets "a small translation beside it". Notes take no part in the size harmonisation.
 """
 from __future__ import annotations
 
@@ -52,6 +58,44 @@ class RenderBlock:
     style: TextStyle
     strokes: tuple[MaskStroke, ...] = ()
     page_sizes: str = "each"  # the page's size harmonisation (SIZE_MODES), the same on all its blocks
+    place: str = "in"  # PLACES: in its own shape, or a small note beside its box
+
+
+PLACES = ("in", "beside")
+NOTE_SCALE = 0.5  # a note's largest size, of the style's
+NOTE_MIN_PX = 8  # ... never below this
+NOTE_LINES = 3  # a note's box holds this many lines at its largest size
+NOTE_GAP = 4  # px between the block and its note
+
+
+def note_style(style: TextStyle) -> TextStyle:
+    """The style of a note beside a block: smaller, with an outline so it reads over artwork."""
+    top = max(NOTE_MIN_PX, int(round(NOTE_SCALE * style.max_size)))
+    outline = max(style.outline_width, max(2, top // 8))
+    return replace(style, max_size=top, min_size=min(style.min_size, top), outline_width=outline)
+
+
+def beside_box(box, style: TextStyle, width: int, height: int) -> tuple[int, int, int, int]:
+    """Where the note of a block at `box` goes on a width x height page (whole pixels): a band of
+    NOTE_LINES lines as wide as the box (at least 8 note sizes), centred under it; above it
+    when there is no room below, else left or right of it, else over the bottom of the box."""
+    top = note_style(style)
+    x0, y0, x1, y1 = (float(v) for v in box)
+    nh = min(height, int(math.ceil(NOTE_LINES * top.max_size * top.line_spacing)) + 2 * top.outline_width + 8)
+    nw = min(width, int(max(x1 - x0, 8 * top.max_size)))
+    cx = (x0 + x1) / 2
+    left = int(min(max(0, cx - nw / 2), width - nw))
+    if y1 + NOTE_GAP + nh <= height:
+        return left, int(y1 + NOTE_GAP), left + nw, int(y1 + NOTE_GAP) + nh
+    if y0 - NOTE_GAP - nh >= 0:
+        return left, int(y0 - NOTE_GAP) - nh, left + nw, int(y0 - NOTE_GAP)
+    cy = int(min(max(0, (y0 + y1) / 2 - nh / 2), height - nh))
+    side_w = min(nw, width)
+    if x0 - NOTE_GAP - side_w >= 0:
+        return int(x0 - NOTE_GAP) - side_w, cy, int(x0 - NOTE_GAP), cy + nh
+    if x1 + NOTE_GAP + side_w <= width:
+        return int(x1 + NOTE_GAP), cy, int(x1 + NOTE_GAP) + side_w, cy + nh
+    return left, height - nh, left + nw, height
 
 
 @dataclass(eq=False)
@@ -117,8 +161,11 @@ class PageRenderer:
         return (self._mask_key(b), self.engine.name) in self._patches
 
     def shape(self, b: RenderBlock) -> Shape:
-        key = (self._mask_key(b), b.kind)
+        key = (self._mask_key(b), b.kind, b.place, b.style if b.place == "beside" else None)
         hit = self._shapes.get(key)
+        if hit is None and b.place == "beside":
+            x0, y0, x1, y1 = beside_box(b.box, b.style, *self.size)
+            hit = self._shapes[key] = Shape(x0, y0, np.ones((max(1, y1 - y0), max(1, x1 - x0)), bool), "note")
         if hit is None:
             width, height = self.size
             mask = self.mask(b)
@@ -128,15 +175,16 @@ class PageRenderer:
         return hit
 
     def layer(self, b: RenderBlock) -> TextLayer | None:
-        key = (self._mask_key(b), b.kind, b.text, b.style)
+        key = (self._mask_key(b), b.kind, b.text, b.style, b.place)
         if key not in self._layers:
-            self._layers[key] = typeset(b.text, b.style, self.shape(b), self.lang, self.target_lang) \
+            style = note_style(b.style) if b.place == "beside" else b.style
+            self._layers[key] = typeset(b.text, style, self.shape(b), self.lang, self.target_lang) \
                 if b.text.strip() else None
         return self._layers[key]
 
     def forget(self, keep: Sequence[RenderBlock]) -> None:
         """Drop cached text layers that none of `keep` uses (after edits, to bound memory)."""
-        wanted = {(self._mask_key(b), b.kind, b.text, b.style) for b in [*keep, *self.harmonise(keep)]}
+        wanted = {(self._mask_key(b), b.kind, b.text, b.style, b.place) for b in [*keep, *self.harmonise(keep)]}
         for key in [k for k in self._layers if k not in wanted]:
             del self._layers[key]
 
@@ -167,6 +215,8 @@ class PageRenderer:
             return blocks
         natural = {}
         for b in blocks:
+            if b.place == "beside":
+                continue  # a note keeps its own small size
             layer = self.layer(b)
             if layer is not None and layer.layout.fits:
                 natural[b.id] = layer.layout.size

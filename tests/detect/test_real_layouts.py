@@ -142,14 +142,14 @@ def test_text_box_inside_a_bubble_becomes_the_bubble():
     regions = build_regions([Detection(text, "text", 0.9), Detection(on_art, "text", 0.8)], page.size, "rtl",
                             page=gray)
     by_kind = {r.kind: r for r in regions}
-    assert set(by_kind) == {"bubble", "text"}
+    assert set(by_kind) == {"bubble", "caption"}  # dialogue-sized free text on the artwork
     widened = by_kind["bubble"]
     assert widened.box[0] <= bubble[0] + 6 and widened.box[2] >= bubble[2] - 6
     assert widened.polygon is not None and len(widened.polygon) >= 6
     xs = [x for x, _ in widened.polygon]
     assert min(xs) <= bubble[0] + 6 and max(xs) >= bubble[2] - 6
     assert widened.vertical  # the direction is read from the text's own box
-    assert by_kind["text"].box == tuple(float(v) for v in on_art)
+    assert by_kind["caption"].box == tuple(float(v) for v in on_art)
     # without the page nothing is widened
     plain = build_regions([Detection(text, "text", 0.9)], page.size, "rtl")
     assert plain[0].kind == "text" and plain[0].box == tuple(float(v) for v in text)
@@ -164,7 +164,7 @@ def test_a_bubble_straddling_the_gutter_keeps_both_panels():
     assert len(find_panels(gray, "rtl", ignore=[text], bubbles=[found.polygon])) == 2
     regions = build_regions([Detection(text, "text", 0.9), Detection(on_art, "text", 0.8)], page.size, "rtl",
                             page=gray)
-    assert [r.kind for r in regions] == ["bubble", "text"]  # the bubble is read with the right panel
+    assert [r.kind for r in regions] == ["bubble", "caption"]  # the bubble is read with the right panel
 
 
 def test_unsure_panels_fall_back_to_the_page_wide_order():

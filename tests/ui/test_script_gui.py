@@ -3,6 +3,7 @@ from app.core.project_io import project_to_dict
 from app.core.script_table import export_script
 from tests.ui.test_editing import add_blocks
 
+
 def _content(project) -> dict:
     """The project file's content without the moment it was written (two calls can straddle a second)."""
     d = project_to_dict(project)

@@ -264,3 +264,92 @@ def test_a_key_over_plain_http_to_another_machine_is_asked_first(make_window, pa
     from app.ui.translate.control import _key_state
 
     assert "$OPENAI_API_KEY is set but goes only to api.openai.com" in _key_state("openai", fake_llm.base_url)
+
+
+def _segments(seen) -> list[str]:
+    return [s["text"] for s in page_of(seen.body)["segments"]]
+
+
+def test_translate_the_selected_blocks_from_the_page_and_the_script_view(make_window, pages, fake_llm, qtbot,
+                                                                         monkeypatch):
+    """Ctrl+Shift+B: the blocks selected on the page, or the rows selected in the Script view
+    (across pages); only they change, the page's other translated blocks go as context, and the
+    whole selection is one undo step."""
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
+    w.show()
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow, timeout=5000)
+    w.show_page("page-001.png")
+    w.view.select_block("b2")
+    w.view.setFocus()
+    depth = w.undo_stack.count()
+    with qtbot.waitSignal(w.translation.run_finished, timeout=15000) as blocker:
+        QTest.keyClick(w.view, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert blocker.args == ["done"]
+    assert [_segments(s) for s in fake_llm.chats()] == [["おはよう、ユキ。"]]
+    page = w.doc.page("page-001.png")
+    assert page.block("b2").translation == fake_translate("おはよう、ユキ。") and page.block("b1").translation == ""
+    assert w.undo_stack.count() == depth + 1
+    # the Script view: rows of two pages, chosen with the mouse (ctrl+click adds a row)
+    QTest.keyClick(w, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    view = w.script
+    qtbot.waitUntil(view.dock.isVisible, timeout=5000)
+    table = view.table
+    for row, mods in ((0, Qt.KeyboardModifier.NoModifier), (4, Qt.KeyboardModifier.ControlModifier)):
+        rect = table.visualRect(view.proxy.index(row, 3))
+        QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, mods, rect.center())
+    assert view.selected_keys() == [("page-001.png", "b1"), ("page-003.png", "b2")]
+    assert w.current == "page-003.png"  # the last row chosen shows its block on its page
+    fake_llm.seen.clear()
+    depth = w.undo_stack.count()
+    with qtbot.waitSignal(w.translation.run_finished, timeout=15000):
+        QTest.keyClick(table, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert [_segments(s) for s in fake_llm.chats()] == [["タナカさん、おはよう！"], ["さようなら"]]
+    # page 1's other block (translated by the first run) went along as the nearest context
+    msgs = fake_llm.chats()[0].body["messages"]
+    assert json.loads(msgs[-3]["content"])["page"] == "page-001.png"
+    assert json.loads(msgs[-2]["content"])["translations"][0]["text"] == fake_translate("おはよう、ユキ。")
+    one, three = w.doc.page("page-001.png"), w.doc.page("page-003.png")
+    assert [b.translation for b in one.blocks] == [fake_translate(t) for t in TEXTS["page-001.png"]]
+    assert [b.translation for b in three.blocks] == ["", fake_translate("さようなら")]
+    assert not any(b.translation for b in w.doc.page("page-002.png").blocks)
+    assert w.undo_stack.count() == depth + 1  # both pages: one step
+    w.undo_stack.undo()
+    assert w.doc.page("page-001.png").block("b1").translation == ""
+    assert w.doc.page("page-003.png").block("b2").translation == ""
+    assert w.doc.page("page-001.png").block("b2").translation == fake_translate("おはよう、ユキ。")
+    w.undo_stack.redo()
+    assert w.doc.page("page-003.png").block("b2").translation == fake_translate("さようなら")
+
+
+def test_translate_a_page_range(make_window, pages, fake_llm, qtbot, monkeypatch):
+    w = translating_window(make_window, pages, fake_llm, monkeypatch)
+    menu = next(a.menu() for a in w.menuBar().actions() if a.text() == "&Translate")
+    texts = [a.text() for a in menu.actions()]
+    assert "Translate pages…" in texts and "Translate the selected blocks" in texts
+    w.questions.answers["translate_pages"] = ("2-3", False, False)
+    assert run_and_wait(w, qtbot, lambda: w.translation.act.translate_pages.trigger() or w.translation.busy()) == "done"
+    assert [page_of(s.body)["page"] for s in fake_llm.chats()] == ["page-002.png", "page-003.png"]
+    assert not w.doc.page("page-001.png").translated and w.doc.page("page-003.png").translated
+    # translated already: said so, nothing sent, unless asked to send them again
+    fake_llm.seen.clear()
+    assert w.translation.translate_page_range(("3", False, False)) == 0
+    assert "translated already" in w.notice.label.text() and fake_llm.chats() == []
+    assert run_and_wait(w, qtbot, lambda: w.translation.translate_page_range(("3", True, False))) == "done"
+    assert [page_of(s.body)["page"] for s in fake_llm.chats()] == ["page-003.png"]
+    assert w.translation.translate_page_range(("4-5", False, False)) == 0
+    assert "the volume has pages 1 to 3" in w.notice.label.text()
+
+
+def test_the_pages_dialog_checks_the_range(qtbot):
+    from app.ui.translate.pages_dialog import PagesDialog
+
+    dialog = PagesDialog(12, 3)
+    qtbot.addWidget(dialog)
+    assert dialog.range_edit.text() == "3-12" and "10 page(s)" in dialog.error.text()
+    ok = dialog.buttons.buttons()[0]
+    dialog.range_edit.setText("")
+    QTest.keyClicks(dialog.range_edit, "2-20")
+    assert not ok.isEnabled() and "1 to 12" in dialog.error.text()
+    dialog.range_edit.setText("1,4,9-")
+    assert ok.isEnabled() and dialog.answer() == ("1,4,9-", False, False)

@@ -6,7 +6,7 @@ translation field): the machine translation accepted as it is, for the translati
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -21,9 +21,17 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.document import Block, Page
+from app.core.script_table import block_status
+from app.ui.common.status_colours import status_brush
 from app.ui.editor.items import PANEL_TEXT_PX, overlay_font
 
 ID_ROLE = Qt.ItemDataRole.UserRole
+STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # the status the row's tint shows
+
+
+KIND_TAGS = {"caption": "[caption] ", "sfx": "[SFX] "}  # text outside bubbles
+KIND_NAMES = {"bubble": "bubble", "caption": "caption (free text)", "text": "free text", "sfx": "sound effect",
+              "other": "other", "manual": "drawn box"}
 
 
 def _row_text(b: Block) -> str:
@@ -31,7 +39,7 @@ def _row_text(b: Block) -> str:
     flags = " ✎" if b.edited else ""
     if b.looks_untranslated:
         flags += " ⚠"  # the machine's answer was the source again (not used; the next run asks again)
-    return f"{b.order:>3}.  {text}{flags}"
+    return f"{b.order:>3}.  {KIND_TAGS.get(b.kind, '')}{text}{flags}"
 
 
 class BlockList(QListWidget):
@@ -101,6 +109,7 @@ class BlockPanel(QWidget):
         self.suggestions.setToolTip("Approved translations of similar lines (translation memory): click one to use it")
         self.suggestions_label = QLabel("Suggestions from the translation memory")
         self.suggest = None  # callable(source) -> [(source, target, score)], set by the translation room
+        self.fit_status = None  # callable(page name, block id) -> "overflows" | "below minimum size" | ""
 
         editor = QWidget()
         lay = QVBoxLayout(editor)
@@ -113,8 +122,9 @@ class BlockPanel(QWidget):
         lay.addLayout(row)
         lay.addWidget(QLabel("Translation"))
         lay.addWidget(self.translation_edit, 2)
+        lay.addWidget(self.machine)  # on a line of its own: beside the two buttons it wrapped a word a line
         machine_row = QHBoxLayout()
-        machine_row.addWidget(self.machine, 1)
+        machine_row.addStretch(1)
         machine_row.addWidget(self.restore_translation_button)
         machine_row.addWidget(self.approve_button)
         lay.addLayout(machine_row)
@@ -158,8 +168,9 @@ class BlockPanel(QWidget):
             for b in page.blocks if page else ():
                 item = QListWidgetItem(_row_text(b))
                 item.setData(ID_ROLE, b.id)
-                item.setToolTip(f"{b.kind}{', vertical' if b.vertical else ''}"
+                item.setToolTip(f"{KIND_NAMES.get(b.kind, b.kind)}{', vertical' if b.vertical else ''}"
                                 + (f", score {b.score:.2f}" if b.score is not None else ""))
+                self._colour(item, b)
                 self.list.addItem(item)
                 if b.id in selected:
                     item.setSelected(True)
@@ -169,6 +180,21 @@ class BlockPanel(QWidget):
             self._show_editor(block)
         finally:
             self._syncing = False
+
+    def _colour(self, item: QListWidgetItem, b: Block) -> None:
+        """The row tinted by the block's status, as in the Script view (the lettering's fit first)."""
+        fit = self.fit_status(self.page.name, b.id) if self.fit_status is not None and self.page else ""
+        status = fit or block_status(b)
+        item.setBackground(status_brush(status) or QBrush())
+        item.setData(STATUS_ROLE, status)
+
+    def recolour(self) -> None:
+        """The rows' tints again (the lettering's fit of the page became known)."""
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            b = self.page.block(item.data(ID_ROLE)) if self.page else None
+            if b is not None:
+                self._colour(item, b)
 
     def select_block(self, block_id: str) -> None:
         """Select from outside (the canvas) without echoing the signal back."""
@@ -202,7 +228,7 @@ class BlockPanel(QWidget):
             self.original.setText("")
             self.machine.setText("")
             return
-        kind = f"{block.kind}{', vertical' if block.vertical else ''}"
+        kind = f"{KIND_NAMES.get(block.kind, block.kind)}{', vertical' if block.vertical else ''}"
         self.title.setText(f"<b>Block {block.order}</b> · {kind}" + (" · edited" if block.edited else ""))
         if not self._text_timer.isActive():  # never overwrite what is being typed
             self._set_plain(self.text_edit, block.display_text)

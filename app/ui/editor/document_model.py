@@ -2,8 +2,9 @@
 
 Every change to the document goes through this model: a page through `set_page`, called by undo
 commands (app.ui.editor.undo) so that each edit is undoable; the project's glossary, default
-text style, size harmonisation, story memory and dismissed glossary proposals through
-`set_glossary` / `set_style` / `set_sizes` / `set_memory` / `set_dismissed` (called by their undo
+text style, size harmonisation, story memory, dismissed glossary proposals and the policies for
+text outside bubbles through `set_glossary` / `set_style` / `set_sizes` / `set_memory` /
+`set_dismissed` / `set_outside` (called by their undo
 commands); a page's pixel
 size, learned when its image is decoded, through `set_page_size`. Pages are frozen values; the
 model swaps whole pages.
@@ -23,7 +24,7 @@ class DocumentModel(QObject):
     page_changed = Signal(str)  # page name
     page_revealed = Signal(str)  # an undo/redo touched this page: show it
     project_reset = Signal()  # a new project (or none) was loaded
-    project_changed = Signal(str)  # "glossary" | "style" | "sizes" | "memory" | "dismissed": a project-wide value was replaced
+    project_changed = Signal(str)  # "glossary" | "style" | "sizes" | "memory" | "dismissed" | "outside": a project-wide value was replaced
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -97,3 +98,9 @@ class DocumentModel(QObject):
         assert self.project is not None
         self.project.dismissed_proposals = list(sources)
         self.project_changed.emit("dismissed")
+
+    def set_outside(self, outside) -> None:
+        """Replace the project's policies for text outside bubbles (called by their undo command)."""
+        assert self.project is not None
+        self.project.outside = dict(outside)
+        self.project_changed.emit("outside")

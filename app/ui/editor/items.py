@@ -18,6 +18,8 @@ from app.core.document import Block
 KIND_COLORS = {
     "bubble": QColor(45, 127, 249),
     "text": QColor(32, 168, 107),
+    "caption": QColor(32, 168, 107),  # text outside bubbles: free text
+    "sfx": QColor(214, 48, 96),  # ... sound effects
     "other": QColor(230, 140, 20),
     "manual": QColor(192, 64, 208),
 }

@@ -40,10 +40,12 @@ def rgb_to_qimage(rgb) -> QImage:
 def options_for(mode: str, settings=None):
     """The render options of a view; the translation's target language (the Translation
     settings) picks hyphenation and, for ja / zh, vertical setting."""
-    from app.core.rendering import RenderOptions
+    from dataclasses import replace
 
-    target = (getattr(settings, "translation_target", "") or "en").strip() or "en"
-    return RenderOptions(text="none" if mode == "cleaned" else "translation", lang=target, target_lang=target)
+    from app.core.rendering import translated_options
+
+    options = translated_options(getattr(settings, "translation_target", ""))
+    return replace(options, text="none") if mode == "cleaned" else options
 
 
 class ProjectStyleCommand(QUndoCommand):
@@ -73,6 +75,24 @@ class ProjectSizesCommand(QUndoCommand):
     def undo(self) -> None:
         self.controller.set_project_sizes(self.before)
 
+
+class ProjectOutsideCommand(QUndoCommand):
+    """Change how the project letters text outside bubbles (captions, sound effects; undoable)."""
+
+    def __init__(self, controller: PageViews, before: dict, after: dict):
+        super().__init__("change how text outside bubbles is lettered")
+        self.controller, self.before, self.after = controller, dict(before), dict(after)
+
+    def redo(self) -> None:
+        self.controller.set_project_outside(self.after)
+
+    def undo(self) -> None:
+        self.controller.set_project_outside(self.before)
+
+
+OUTSIDE_TITLES = {"caption": "Captions (free text)", "sfx": "Sound effects"}
+OUTSIDE_LABELS = {"translate": "Translate in place", "keep": "Leave as they are",
+                  "beside": "Add a small translation beside them"}
 
 SIZE_LABELS = {"each": "Each bubble at its largest size", "one": "One size a page",
                "few": "A few sizes a page (at most three)"}
@@ -171,7 +191,9 @@ class PageViews(QObject):
             self.mode_actions[mode] = act
         view_mode_action.triggered.connect(self.cycle_mode)
         self._build_size_actions()
-        self.view_entries = [None, *self.mode_actions.values(), view_mode_action, self.sizes_menu, self.select_small]
+        self._build_outside_actions()
+        self.view_entries = [None, *self.mode_actions.values(), view_mode_action, self.sizes_menu, self.select_small,
+                             self.outside_menu]
         self.toolbar = QToolBar("Page view")
         self.toolbar.setObjectName("render_toolbar")
         self.toolbar.addActions(list(self.mode_actions.values()))
@@ -199,6 +221,48 @@ class PageViews(QObject):
         self.select_small = QAction("Select the blocks set below their minimum size", self)
         self.select_small.triggered.connect(self.select_below_min)
         self.show_sizes()
+
+    def _build_outside_actions(self) -> None:
+        """View > Text outside bubbles: the project's policy for captions and for sound effects."""
+        from app.core.document import OUTSIDE_KINDS, OUTSIDE_POLICIES
+
+        outside = QMenu("Text &outside bubbles")
+        outside.setToolTipsVisible(True)
+        self.outside_actions: dict[tuple[str, str], object] = {}
+        for kind in OUTSIDE_KINDS:
+            outside.addSection(OUTSIDE_TITLES[kind])
+            group = QActionGroup(outside)
+            for policy in OUTSIDE_POLICIES:
+                act = outside.addAction(OUTSIDE_LABELS[policy])
+                act.setCheckable(True)
+                act.triggered.connect(lambda _=False, k=kind, p=policy: self.push_project_outside(k, p))
+                group.addAction(act)
+                self.outside_actions[(kind, policy)] = act
+        self.outside_menu = outside
+        outside.aboutToShow.connect(self.show_outside)
+        self.w.doc.project_reset.connect(self.show_outside)
+        self.w.doc.project_changed.connect(lambda what: self.show_outside() if what == "outside" else None)
+        self.show_outside()
+
+    def show_outside(self) -> None:
+        """Check the project's policies for text outside bubbles."""
+        project = self.w.doc.project
+        if project is None:
+            return
+        for (kind, policy), act in self.outside_actions.items():
+            act.setChecked(project.outside.get(kind, "translate") == policy)
+
+    def push_project_outside(self, kind: str, policy: str) -> None:
+        project = self.w.doc.project
+        if project is not None and project.outside.get(kind) != policy:
+            self.w.undo_stack.push(ProjectOutsideCommand(self, project.outside, {**project.outside, kind: policy}))
+
+    def set_project_outside(self, outside: dict) -> None:
+        """Called by ProjectOutsideCommand."""
+        if self.w.doc.project is None:
+            return
+        self.w.doc.set_outside(outside)  # the menu follows (project_changed)
+        self.style_changed()
 
     def show_sizes(self) -> None:
         """Check the page's and the project's size choices."""
@@ -284,12 +348,12 @@ class PageViews(QObject):
 
         page = page or self.w.doc.page(self.w.current)
         project = self.w.doc.project
-        blocks = render_blocks(page, project.style, options_for(self.mode, self.w.settings), project.sizes)
         if self._preview is not None and self.mode == "translated":
-            bid, text = self._preview
-            blocks = [replace(b, text=text, clean=bool(text.strip()) or b.clean) if b.id == bid else b
-                      for b in blocks]
-        return blocks
+            bid, text = self._preview  # the translation being typed, lettered as the export would
+            page = replace(page, blocks=tuple(replace(b, translation=text) if b.id == bid else b
+                                              for b in page.blocks))
+        return render_blocks(page, project.style, options_for(self.mode, self.w.settings), project.sizes,
+                             project.outside)
 
     def refresh(self) -> None:
         """Show the current page in the current mode (at once when cached, else in the background)."""

@@ -1,4 +1,5 @@
-"""Attaches the Script dock to the window: View > Script, a row shows its block on its page."""
+"""Attaches the Script dock to the window: View > Script, a row shows its block on its page, the
+lettering fit of the blocks (checked while the dock is shown, and on the page shown)."""
 from __future__ import annotations
 
 from typing import Protocol
@@ -9,6 +10,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel
 
 from app.ui.editor.port import EditorWindow
 from app.ui.script.find import FindBar
+from app.ui.script.fit import FitChecker
 from app.ui.script.model import ScriptModel
 from app.ui.script.view import ScriptView
 
@@ -28,8 +30,10 @@ def attach(window: ScriptWindow) -> ScriptView:
         window.flush_editors()  # what is being typed in the block panel first, as its own step
         return window.edit(fn, text, merge_key, page=page)
 
-    model = ScriptModel(window.doc, edit, window)
+    fit = FitChecker(window.doc, lambda: window.settings, lambda: window.current, window)
+    model = ScriptModel(window.doc, edit, window, fit=fit)
     view = ScriptView(model)
+    view.fit, view.stop = fit, fit.stop
     dock = QDockWidget("Script", window)
     dock.setObjectName("dock_script")
     dock.setWidget(view)
@@ -47,6 +51,9 @@ def attach(window: ScriptWindow) -> ScriptView:
         window.select_block(block_id)
 
     view.block_chosen.connect(choose)
+    dock.visibilityChanged.connect(fit.set_active)
+    window.page_shown.connect(fit.ensure)
+    fit.progressed.connect(view.update_count)
     view.dock, view.toggle = dock, toggle
     bar = view.find_bar = FindBar(window, view)
     view.layout().insertWidget(0, bar)

@@ -3,45 +3,49 @@
 `ScriptModel` (a QAbstractTableModel) lists the blocks page by page in reading order; the
 Source and Translation cells are editable, each edit one undo step through the window's
 `edit` (app.ui.editor.port.EditorWindow: the same undo commands as the block panel). A page changed anywhere (the canvas,
-the panel, an undo, a translation run) updates its rows. `ScriptFilter` sorts and filters by
-status, page range and a text.
+the panel, an undo, a translation run) updates its rows. The status is the translation's
+(app.core.script_table.block_status) and, where the lettering does not fit, the fit's
+("overflows", "below minimum size": app.ui.script.fit, the export's layout). `ScriptFilter`
+sorts and filters by status, page range and a text.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QBrush, QColor
 
 from app.core import edits
 from app.core.document import Block
 from app.core.script_table import block_status
+from app.ui.common.status_colours import status_brush
 from app.ui.editor.document_model import DocumentModel
+from app.ui.script.fit import FIT_STATUSES
 
 COLUMNS = ("Page", "#", "Kind", "Source", "Translation", "Status")
 PAGE, NUMBER, KIND, SOURCE, TRANSLATION, STATUS = range(6)
-STATUSES = ("not translated", "looks untranslated", "machine", "edited")
-# background tints by status (light enough for dark text, and drawn translucent on a dark theme)
-STATUS_COLOURS = {"not translated": QColor(235, 87, 87, 70), "looks untranslated": QColor(242, 153, 74, 90),
-                  "machine": QColor(86, 156, 214, 55), "edited": QColor(39, 174, 96, 55)}
+STATUSES = ("not translated", "looks untranslated", "machine", "edited", *FIT_STATUSES)
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # the status word
 KEY_ROLE = Qt.ItemDataRole.UserRole + 2  # (page name, block id)
 PAGE_ROLE = Qt.ItemDataRole.UserRole + 3  # the page's 1-based number
 
 
 class ScriptModel(QAbstractTableModel):
-    def __init__(self, doc: DocumentModel, edit, parent=None):
-        """`edit(fn, text, merge_key=None, page=NAME) -> bool`: the window's undoable edit."""
+    def __init__(self, doc: DocumentModel, edit, parent=None, fit=None):
+        """`edit(fn, text, merge_key=None, page=NAME) -> bool`: the window's undoable edit;
+        `fit`: the FitChecker whose statuses the rows show (None: none)."""
         super().__init__(parent)
-        self.doc, self.edit = doc, edit
+        self.doc, self.edit, self.fit = doc, edit, fit
         self._rows: list[tuple[int, str, str]] = []  # (page index, page name, block id)
         self._first_row: dict[str, int] = {}  # page name -> its first row
         self._count: dict[str, int] = {}
         self._blocks: list[Block] = []
         self._status: list[str] = []  # block_status of each row, kept with the blocks
+        self._fit: list[str] = []  # the lettering's fit of each row ("" = fits, or not known)
         self._perm: list[int] = []  # shown row -> row in the volume's order (the table's sort)
         self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
         self.version = 0  # counts changes to the rows: a filter's cached answers are for one version
         doc.project_reset.connect(self.rebuild)
         doc.page_changed.connect(self._page_changed)
+        if fit is not None:
+            fit.changed.connect(self._fit_changed)
         self.rebuild()
 
     # --- structure ------------------------------------------------------------------------------
@@ -57,6 +61,8 @@ class ScriptModel(QAbstractTableModel):
                 self._rows += [(i, page.name, b.id) for b in ordered]
                 self._blocks += ordered
         self._status = [block_status(b) for b in self._blocks]
+        fit = self.fit.status if self.fit is not None else lambda _n, _b: ""
+        self._fit = [fit(name, bid) for _i, name, bid in self._rows]
         self._perm = self._sorted(*self._sort)
         self.endResetModel()
 
@@ -67,7 +73,7 @@ class ScriptModel(QAbstractTableModel):
         key = {PAGE: lambda r: (self._rows[r][0], r), NUMBER: lambda r: (self._blocks[r].order, r),
                KIND: lambda r: (self._blocks[r].kind, r), SOURCE: lambda r: (self._blocks[r].display_text, r),
                TRANSLATION: lambda r: (self._blocks[r].translation, r),
-               STATUS: lambda r: (self._status[r], r)}[column]
+               STATUS: lambda r: (self._fit[r], self._status[r], r)}[column]
         return sorted(rows, key=key, reverse=order == Qt.SortOrder.DescendingOrder)
 
     def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
@@ -94,6 +100,24 @@ class ScriptModel(QAbstractTableModel):
         self._rows[start:start + old] = [(index, name, b.id) for b in ordered]
         self._blocks[start:start + old] = ordered
         self._status[start:start + old] = [block_status(b) for b in ordered]
+        self._fit_rows(name, start, old)
+        self._rows_changed(start, old)
+
+    def _fit_rows(self, name: str, start: int, count: int) -> None:
+        fit = self.fit.statuses(name) if self.fit is not None else {}
+        self._fit[start:start + count] = [fit.get(self._rows[r][2], "") for r in range(start, start + count)]
+
+    def _fit_changed(self, name: str) -> None:
+        """The lettering fit of a page was found (or dropped after an edit)."""
+        if name not in self._first_row:
+            return
+        start, count = self._first_row[name], self._count[name]
+        before = self._fit[start:start + count]
+        self._fit_rows(name, start, count)
+        if self._fit[start:start + count] != before:
+            self._rows_changed(start, count)
+
+    def _rows_changed(self, start: int, old: int) -> None:
         self.version += 1
         if old:
             if self._sort[0] < 0:
@@ -122,6 +146,14 @@ class ScriptModel(QAbstractTableModel):
 
     def status(self, row: int) -> str:
         return self._status[self._perm[row]]
+
+    def fit_status(self, row: int) -> str:
+        return self._fit[self._perm[row]]
+
+    def shown_status(self, base: int) -> str:
+        """The Status cell: the translation's status, and the lettering's when it does not fit."""
+        fit = self._fit[base]
+        return f"{self._status[base]} · {fit}" if fit else self._status[base]
 
     def left(self) -> int:
         """Blocks with text that have no translation yet (or whose answer looked untranslated)."""
@@ -161,7 +193,7 @@ class ScriptModel(QAbstractTableModel):
                 return block.display_text
             if col == TRANSLATION:
                 return block.translation
-            return self._status[row]
+            return self.shown_status(row)
         if role == STATUS_ROLE:
             return self._status[row]
         if role == PAGE_ROLE:
@@ -169,8 +201,7 @@ class ScriptModel(QAbstractTableModel):
         if role == KEY_ROLE:
             return self._rows[row][1], self._rows[row][2]
         if role == Qt.ItemDataRole.BackgroundRole:
-            colour = STATUS_COLOURS.get(self._status[row])
-            return QBrush(colour) if colour is not None else None
+            return status_brush(self._fit[row] or self._status[row])
         if role == Qt.ItemDataRole.ToolTipRole and col in (SOURCE, TRANSLATION):
             return block.display_text if col == SOURCE else (block.translation or block.machine_translation or None)
         return None
@@ -231,10 +262,10 @@ class ScriptFilter(QSortFilterProxyModel):
     def _compute(self, model: ScriptModel) -> list[bool]:
         """Every row's answer at once (one Python pass: fast at 10,000 rows)."""
         first, last, status, text = self.first_page, self.last_page or 1 << 30, self.status, self.text
-        rows, blocks, statuses = model._rows, model._blocks, model._status
+        rows, blocks, statuses, fits = model._rows, model._blocks, model._status, model._fit
         out = []
         for base in model._perm:
-            ok = first <= rows[base][0] + 1 <= last and (not status or statuses[base] == status)
+            ok = first <= rows[base][0] + 1 <= last and (not status or statuses[base] == status or fits[base] == status)
             if ok and text:
                 b = blocks[base]
                 ok = text in b.display_text.casefold() or text in b.translation.casefold()

@@ -4,6 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -41,12 +42,15 @@ class ScriptView(QWidget):
         self.search.setPlaceholderText("Filter by text")
         self.search.setClearButtonEnabled(True)
         self.count_label = QLabel()
+        self.fit_label = QLabel()  # how far the lettering's fit is checked (overflows, below minimum size)
+        self.fit_label.hide()
         row = QHBoxLayout()
         row.setContentsMargins(4, 2, 4, 2)
         for w in (QLabel("Show"), self.status_box, QLabel("pages"), self.first_page, QLabel("to"), self.last_page,
                   self.search):
             row.addWidget(w)
         row.addWidget(self.count_label)
+        row.addWidget(self.fit_label)
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the volume's order
@@ -73,6 +77,8 @@ class ScriptView(QWidget):
         self.last_page.valueChanged.connect(lambda v: self._filter(last_page=v))
         self.search.textChanged.connect(lambda t: self._filter(text=t))
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.chosen_here = False  # the focus was last in this view (not on the page): its rows are the selection
+        QApplication.instance().focusChanged.connect(self._focus_moved)
         for signal in (model.modelReset, model.dataChanged):
             signal.connect(self._update_count)
         self._update_count()
@@ -84,6 +90,16 @@ class ScriptView(QWidget):
     def _update_count(self, *_args) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
         self.count_label.setText(f"{shown} of {total} blocks" if shown != total else f"{total} blocks")
+        fit, text = self.model.fit, ""
+        if fit is not None and fit.active:
+            done, pages = fit.checked_pages()
+            if done < pages:
+                text = f"· lettering checked on {done} of {pages} pages"
+        self.fit_label.setText(text)
+        self.fit_label.setVisible(bool(text))
+
+    def update_count(self) -> None:
+        self._update_count()
 
     def set_status_filter(self, status: str) -> None:
         self.status_box.setCurrentIndex(max(0, self.status_box.findData(status)))
@@ -92,6 +108,19 @@ class ScriptView(QWidget):
         if current.isValid():
             name, block_id = current.data(KEY_ROLE)
             self.block_chosen.emit(name, block_id)
+
+    def add_row_actions(self, actions) -> None:
+        """Actions on the selected rows, in the table's context menu (e.g. translate them)."""
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.table.addActions(list(actions))
+
+    def _focus_moved(self, _old, new) -> None:
+        if new is not None and new.window() is self.window() and not new.window().isHidden():
+            self.chosen_here = self.isAncestorOf(new)  # a menu's popup is a window of its own: ignored
+
+    def chosen_keys(self) -> list[tuple[str, str]]:
+        """The selected rows when the selection was made here last (else [], the page's selection)."""
+        return self.selected_keys() if self.chosen_here and self.isVisible() else []
 
     def selected_keys(self) -> list[tuple[str, str]]:
         """(page name, block id) of the selected rows, in the table's order."""

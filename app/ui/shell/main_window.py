@@ -67,6 +67,8 @@ class MainWindow(QMainWindow):
         self.edit_menu.addSeparator()
         self.edit_menu.addActions([self.script.find_action, self.script.replace_action])
         self.view.block_selected.connect(lambda bid: self.script.show_block(self.current, bid) if bid else None)
+        self.panel.fit_status = self.script.fit.status  # the block list's tints: the lettering's fit too
+        self.script.fit.changed.connect(lambda name: self.panel.recolour() if name == self.current else None)
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()
@@ -120,6 +122,9 @@ class MainWindow(QMainWindow):
         docks = [self._dock("Pages", self.page_list, "pages", Qt.DockWidgetArea.LeftDockWidgetArea),
                  self._dock("Blocks", self.panel, "blocks", Qt.DockWidgetArea.RightDockWidgetArea)]
         self.resizeDocks(docks, [210, 340], Qt.Orientation.Horizontal)
+        # the Blocks dock keeps the window's full height when a dock opens at the bottom (the
+        # Script view): at 1280x800 it was squeezed to three rows and wrapped its labels
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
     def _build_status_bar(self) -> None:
         self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
@@ -188,6 +193,9 @@ class MainWindow(QMainWindow):
         for widget in tr.status_widgets:
             self.statusBar().addPermanentWidget(widget)
         self.panel.translation_restore_requested.connect(tr.restore)
+        # Translate the selected blocks: the Script view's rows when chosen there, else the page's
+        tr.selection = lambda: self.script.chosen_keys() or [(self.current, b) for b in self.selected_ids()]
+        self.script.add_row_actions([tr.act.translate_selected, tr.act.retranslate_selected])
         self._add_series(tr.series, menu)
 
     def _add_series(self, series, menu) -> None:
@@ -504,7 +512,7 @@ class MainWindow(QMainWindow):
         self.autosave_timer.stop()
         self.stopped_cleanly = stop_all(self.stop_timeout_ms, self.render_ctl.shutdown, self.reading.stop,
                                         self.translation.stop, self.page_list.stop, self.images.stop,
-                                        self.reader_exporter.stop,
+                                        self.reader_exporter.stop, self.script.stop,
                                         self.settings_writer.flush)
         save_geometry(self)
         self.session.close_writer()  # the journal closed, the project's lock released

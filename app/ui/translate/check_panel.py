@@ -115,7 +115,7 @@ class CheckPanel(QWidget):
         layout = self.layout_box.isChecked() if layout is None else layout
         if layout:
             snapshot = Project(source=project.source, pages=list(project.pages), order=project.order,
-                               style=project.style, sizes=project.sizes)
+                               style=project.style, sizes=project.sizes, outside=dict(project.outside))
             self.status.setText(f"{len(self.findings)} finding(s) so far; lettering the pages…")
             self.pool.start(_LayoutJob(self.check_id, snapshot, self._signals, self._cancel, options))
         else:

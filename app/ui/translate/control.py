@@ -27,7 +27,51 @@ from app.ui.translate.worker import TranslateHost
 SHORTCUTS = [
     ("translate_page", "Translate this page", "Ctrl+T"),
     ("translate_all", "Translate all pages (the ones not translated yet)", "Ctrl+Shift+T"),
+    ("translate_selected", "Translate the selected blocks (on the page, or rows of the Script view)", "Ctrl+Shift+B"),
 ]
+SELECTION_RUN_ID = 4712  # the undo commands of one selection run merge into one step
+
+
+class SelectionRunCommand(QUndoCommand):
+    """The translations of a selection run (every page it touched, and what they taught the
+    story memory): one undo step. The pages' commands of one run merge as they arrive, as long
+    as nothing else was done in between."""
+
+    def __init__(self, doc, run_id: int, before, after, memory=None):
+        super().__init__("translate the selected blocks")
+        self.doc, self.project, self.run_id = doc, doc.project, run_id
+        self.pages = {before.name: [before, after]} if before is not None else {}
+        self.memory = list(memory) if memory is not None else None  # [before, after]
+        self._first = True
+
+    def id(self) -> int:  # noqa: A003 - Qt override
+        return SELECTION_RUN_ID
+
+    def mergeWith(self, other) -> bool:
+        if not isinstance(other, SelectionRunCommand) or other.run_id != self.run_id or other.doc is not self.doc:
+            return False
+        for name, (before, after) in other.pages.items():
+            self.pages.setdefault(name, [before, after])[1] = after
+        if other.memory is not None:
+            self.memory = [self.memory[0] if self.memory else other.memory[0], other.memory[1]]
+        return True
+
+    def redo(self) -> None:
+        if self.doc.project is not self.project:
+            return
+        for _before, after in self.pages.values():
+            self.doc.set_page(after, reveal=not self._first)
+        if self.memory is not None:
+            self.doc.set_memory(self.memory[1])
+        self._first = False
+
+    def undo(self) -> None:
+        if self.doc.project is not self.project:
+            return
+        for before, _after in reversed(self.pages.values()):
+            self.doc.set_page(before, reveal=True)
+        if self.memory is not None:
+            self.doc.set_memory(self.memory[0])
 
 
 class GlossaryCommand(QUndoCommand):
@@ -102,6 +146,9 @@ class TranslationController(QObject):
             widget.hide()
         self.status_widgets = (self.status, self.progress)  # the window puts them in its status bar
         self.act = self._build_actions()
+        # the blocks chosen now, as (page name, block id): the window sets it (the Script view's
+        # rows when the selection was made there); by default the page's selected blocks
+        self.selection = lambda: [(w.current, bid) for bid in w.selected_ids()] if w.current else []
         from app.ui.translate.series_control import SeriesControl
 
         self.series = SeriesControl(w, self)  # series file, translation memory, Memory and Consistency docks
@@ -120,6 +167,14 @@ class TranslationController(QObject):
         a.translate_page.setIcon(QApplication.style().standardIcon(QStyle.StandardPixmap.SP_BrowserReload))
         a.translate_page.triggered.connect(self.translate_current)
         a.translate_all.triggered.connect(self.translate_all)
+        a.translate_selected.setText("Translate the selected blocks")
+        a.translate_selected.triggered.connect(lambda: self.translate_blocks())
+        a.retranslate_selected = QAction("Translate the selected blocks, replacing my own translations",
+                                         self._parent_widget())
+        a.retranslate_selected.triggered.connect(lambda: self.translate_blocks(replace_edited=True))
+        a.translate_pages = QAction("Translate pages…", self._parent_widget())
+        a.translate_pages.setToolTip("Machine-translate a range of pages (e.g. 3-7)")
+        a.translate_pages.triggered.connect(lambda: self.translate_page_range())
         a.retranslate_page = QAction("Translate page again, replacing my own translations", self._parent_widget())
         a.retranslate_page.triggered.connect(lambda: self.translate_current(replace_edited=True))
         a.cancel = QAction("Cancel translation", self._parent_widget())
@@ -131,7 +186,8 @@ class TranslationController(QObject):
         a.glossary.triggered.connect(self.open_glossary)
         a.add_term = QAction("Add the selected block to the glossary…", self._parent_widget())
         a.add_term.triggered.connect(lambda: self.open_glossary(from_block=True))
-        a.menu = [a.translate_page, a.translate_all, a.retranslate_page, a.cancel, None,
+        a.menu = [a.translate_page, a.translate_selected, a.translate_pages, a.translate_all, None,
+                  a.retranslate_page, a.retranslate_selected, a.cancel, None,
                   a.glossary, a.add_term, a.settings]
         a.toolbar = a.translate_page
         return a
@@ -289,6 +345,79 @@ class TranslationController(QObject):
             return self.start([p.name for p in w.doc.project.pages if p.processed], retranslate=True)
         return self.start(todo)
 
+    def translate_blocks(self, keys=None, replace_edited: bool = False) -> int:
+        """Translate only the chosen blocks ((page name, block id) pairs; default `selection()`),
+        with the same stage, context and glossary as a page run; the other blocks of their pages
+        stay as they are. Their translations are one undo step."""
+        w = self.w
+        if w.doc.project is None:
+            return 0
+        keys = list(self.selection() if keys is None else keys)
+        chosen, unread = [], []
+        for name, bid in keys:
+            if not w.doc.has_page(name):
+                continue
+            page = w.doc.page(name)
+            block = page.block(bid)
+            if block is None or not block.display_text.strip():
+                continue
+            (chosen if page.processed else unread).append((name, block))
+        if not chosen:
+            w.show_notice("info", "Select the blocks to translate first: on the page, in the block list, or rows "
+                          "of the Script view (View > Script)." if not unread else
+                          f"{unread[0][0]} has not been read yet: read it first (Ctrl+R), then translate.")
+            return 0
+        if not replace_edited and all(b.translation_edited for _n, b in chosen):
+            w.show_notice("info", "The selected block(s) have translations of your own, which a run keeps: use "
+                          "Translate > Translate the selected blocks, replacing my own translations.")
+            return 0
+        order = {n: i for i, n in enumerate(w.doc.page_names())}
+        names = sorted({n for n, _b in chosen}, key=order.get)
+        return self.start(names, retranslate=True, replace_edited=replace_edited,
+                          blocks=frozenset((n, b.id) for n, b in chosen))
+
+    def translate_page_range(self, answer=None) -> int:
+        """Translate > Translate pages…: a range of pages (3-7, 1,4,9-12), those not translated
+        yet, or all of them again; `answer` (range text, again, replace) skips the dialog."""
+        from app.core.translation import pages_to_translate
+
+        w = self.w
+        if w.doc.project is None or not w.doc.page_names():
+            return 0
+        names = w.doc.page_names()
+        if answer is None:
+            answer = self.w.questions.answers.get("translate_pages") if "translate_pages" in self.w.questions.answers \
+                else self._ask_pages(names)
+        if answer is None:
+            return 0
+        text, again, replace_edited = answer
+        from app.core.translation import parse_page_range
+
+        try:
+            wanted = [names[n - 1] for n in parse_page_range(text, len(names))]
+        except UserError as exc:
+            w.show_notice("warning", f"Translate pages: {exc}")
+            return 0
+        read = [n for n in wanted if w.doc.page(n).processed]
+        if not read:
+            w.show_notice("info", f"Pages {text} have not been read yet: read them first (Ctrl+Shift+R).")
+            return 0
+        todo = read if again or replace_edited else pages_to_translate(w.doc.project, read)
+        if not todo:
+            w.show_notice("info", f"Pages {text} are translated already (tick \"Translate pages translated "
+                          "already again\" to send them again).")
+            return 0
+        return self.start(todo, retranslate=bool(again or replace_edited), replace_edited=replace_edited)
+
+    def _ask_pages(self, names: list[str]):
+        from app.ui.translate.pages_dialog import PagesDialog
+
+        current = names.index(self.w.current) + 1 if self.w.current in names else 1
+        dialog = PagesDialog(len(names), current, self._parent_widget())
+        if dialog.exec() != dialog.DialogCode.Accepted:
+            return None
+        return dialog.answer()
+
     def _parent_widget(self):
         """The dialogs' parent: the window the controller belongs to."""
         return self.parent()
@@ -304,8 +433,10 @@ class TranslationController(QObject):
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
 
-    def start(self, names: list[str], retranslate: bool = False, replace_edited: bool = False) -> int:
-        """Translate `names` on the worker; returns the request id (0 when nothing started)."""
+    def start(self, names: list[str], retranslate: bool = False, replace_edited: bool = False,
+              blocks: frozenset | None = None) -> int:
+        """Translate `names` on the worker (only `blocks`, (page, block id) pairs, when given);
+        returns the request id (0 when nothing started)."""
         from app.core.document import Project
         from app.core.translation import TranslateOptions, translator_settings_from
         from app.translate.glossary import merge
@@ -329,17 +460,18 @@ class TranslationController(QObject):
         if not self.key_may_go(settings):
             return 0
         options = TranslateOptions(context_pages=settings.context_pages, retranslate=retranslate,
-                                   replace_edited=replace_edited, memory=settings.memory)
+                                   replace_edited=replace_edited, memory=settings.memory, blocks=blocks)
         rid = self.host.submit("pages", settings, project=snapshot, names=tuple(names),
                                glossary=tuple(merge(project.glossary, file_entries)), options=options,
                                tm=self.series.run_memory())
         self.run_id = rid
         self._run = {"names": list(names), "started": time.monotonic(), "done": 0, "blocks": 0, "problems": [],
-                     "replace_edited": replace_edited}
+                     "replace_edited": replace_edited, "selection": blocks is not None}
         self.progress.setRange(0, len(names))
         self.progress.setValue(0)
         self.progress.show()
-        self.status.setText(f"Translating {len(names)} page(s)…")
+        self.status.setText(f"Translating {len(blocks)} block(s)…" if blocks is not None else
+                            f"Translating {len(names)} page(s)…")
         self.status.show()
         self.act.cancel.setEnabled(True)
         w.update_cancel()
@@ -377,8 +509,9 @@ class TranslationController(QObject):
             return
         run = self._run
         run["done"] += 1
-        # the page's translations and what they taught the story memory: one undo step
-        macro = outcome.memory is not None and outcome.memory != w.doc.project.memory
+        # the page's translations and what they taught the story memory: one undo step (a
+        # selection's: one for the whole run)
+        macro = outcome.memory is not None and outcome.memory != w.doc.project.memory and not run["selection"]
         if macro:
             w.undo_stack.beginMacro(f"translate {outcome.name}")
         try:
@@ -399,11 +532,28 @@ class TranslationController(QObject):
             filled = {k: v for k, v in texts.items()  # from the translation memory: marked so
                       if (b := outcome.page.block(k)) is not None and b.translator == LABEL}
             asked = {k: v for k, v in texts.items() if k not in filled}
-            w.edit(lambda p: edits.apply_machine_translations(
-                edits.apply_machine_translations(p, filled, LABEL, rep), asked, outcome.translator, rep,
-                untranslated=echoes), f"translate {name}", page=name)
+            def apply(p):
+                return edits.apply_machine_translations(edits.apply_machine_translations(p, filled, LABEL, rep),
+                                                        asked, outcome.translator, rep, untranslated=echoes)
+
+            if run["selection"]:
+                before = w.doc.page(name)
+                memory = w.doc.project.memory
+                learnt = outcome.memory if outcome.memory is not None and outcome.memory != memory else None
+                after = apply(before)
+                if after != before or learnt is not None:
+                    w.undo_stack.push(SelectionRunCommand(w.doc, self.run_id, before, after,
+                                                          (memory, learnt) if learnt is not None else None))
+            else:
+                w.edit(apply, f"translate {name}", page=name)
             run["blocks"] += len(texts)
             w.autosave()  # what arrived is on disk at once
+        if run["selection"]:
+            if outcome.memory is not None and outcome.memory != w.doc.project.memory and not outcome.texts:
+                w.undo_stack.push(SelectionRunCommand(w.doc, self.run_id, None, None,
+                                                      (w.doc.project.memory, outcome.memory)))
+                w.autosave()
+            return
         if outcome.memory is not None:
             self.set_memory(outcome.memory, f"story memory from {outcome.name}")
             w.autosave()
