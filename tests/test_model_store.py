@@ -343,13 +343,14 @@ def test_cli_tty_progress_bar_and_ctrl_c_resume(hubenv, monkeypatch):
     server, entry, files = hubenv
     term = _Terminal(interrupt_after=3)
     monkeypatch.setattr("sys.stdout", term)
+    before = signal.getsignal(signal.SIGINT)  # SIG_IGN when the suite was started in the background
     assert main(["models", "download", entry.name]) == 130
     out = term.getvalue()
     assert "\rmodel.safetensors" in out and "[#" in out
     assert "download cancelled; run `hayai-desktop models download tiny-ocr` to resume." in out
     part = store.models_dir() / entry.name / "model.safetensors.part"
     assert part.exists() and part.stat().st_size < WEIGHTS_SIZE
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert signal.getsignal(signal.SIGINT) is before  # the handler in force before is restored
 
     term = _Terminal()
     monkeypatch.setattr("sys.stdout", term)

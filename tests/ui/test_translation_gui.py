@@ -123,7 +123,9 @@ def test_cancel_stops_mid_request_and_keeps_what_arrived(make_window, pages, fak
     fake_llm.delay = 120.0  # page 2's answer is held past the end of the test
     with qtbot.waitSignal(w.translation.run_finished, timeout=60000) as blocker:
         w.translation.translate_all()
-        qtbot.waitUntil(lambda: len(fake_llm.chats()) == 2, timeout=30000)
+        # page 1's answer applied (its result crosses to the GUI thread as a queued signal), page 2's held
+        qtbot.waitUntil(lambda: len(fake_llm.chats()) == 2 and w.doc.page("page-001.png").translated,
+                        timeout=30000)
         rid = w.translation.run_id
         w.slots.action_cancel()  # Esc
         # a page the worker sends after the cancel is dropped, as the reading worker's are
