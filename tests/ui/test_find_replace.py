@@ -16,9 +16,7 @@ def _content(project) -> dict:
     return d
 
 
-
 def _window(make_window, pages, qtbot):
-
     w = make_window()
     w.session.open_path(pages)
     _fill(w)
