@@ -183,21 +183,23 @@ def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], 
     dets = [Detection(_clamp(d.box, image_size), d.kind, d.score, d.polygon, d.label) for d in dets]
     dets = [d for d in dets if area(d.box) > 0]
     groups = _absorb_text_into_bubbles(_merge_duplicates(dets))
-    panels = None
+    panels, crowded = None, ()
     if page is not None:
         from app.detect.ink import is_line_art
-        from app.detect.panels import find_panels
+        from app.detect.panels import panel_layout
 
         groups = [g for g in groups if not is_line_art(page, pad_box(g.box, image_size))]
         if widen_text or (widen_text is None and not any(d.kind == "bubble" for d in dets)):
             _widen_to_bubbles(groups, page)
         _name_free_text(groups, page)
-        panels = find_panels(page, order, ignore=[g.text_box if g.found_bubble else g.box for g in groups],
-                             bubbles=[g.polygon for g in groups if g.found_bubble])
+        layout = panel_layout(page, order, ignore=[g.text_box if g.found_bubble else g.box for g in groups],
+                              bubbles=[g.polygon for g in groups if g.found_bubble])
+        if layout.sure:  # an unsure finder is never used: the page-wide rule
+            panels, crowded = list(layout.panels), layout.crowded
     boxes = [tuple(round(v, 2) for v in g.box) for g in groups]
     return [Region(box=boxes[i], kind=groups[i].kind, score=round(groups[i].score, 4), polygon=groups[i].polygon,
                    vertical=block_is_vertical(groups[i].text_box or boxes[i], page, groups[i].text_box or groups[i].box))
-            for i in reading_order(boxes, order, panels)]
+            for i in reading_order(boxes, order, panels, crowded)]
 
 
 def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> None:

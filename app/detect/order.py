@@ -2,7 +2,9 @@
 
 With the page's panels (app.detect.panels, in reading order) each box belongs to the panel it
 overlaps most (the nearest one when it overlaps none); panels are read one after the other and
-the boxes inside each by the rule below. Without panels the whole page is one panel.
+the boxes inside each by the column rule (`_order_columns`: the box reaching furthest right
+first, down its column), or, in a panel the finder calls crowded (maybe several panels seen as
+one), by the page-wide rule below. Without panels the whole page is one panel.
 
 Boxes are grouped into row bands: a box joins a band when its vertical extent overlaps the
 band's by at least `BAND_OVERLAP` of the shorter of the two; bands run top to bottom. Inside a
@@ -13,7 +15,7 @@ deterministic for a given set of boxes.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 Box = tuple[float, float, float, float]
 
@@ -59,9 +61,11 @@ def panel_of(box: Box, panels: Sequence[Box]) -> int:
                + ((panels[k][1] + panels[k][3]) / 2 - cy) ** 2)
 
 
-def reading_order(boxes: Sequence[Box], order: str = "rtl", panels: Sequence[Box] | None = None) -> list[int]:
+def reading_order(boxes: Sequence[Box], order: str = "rtl", panels: Sequence[Box] | None = None,
+                  crowded: Collection[int] = ()) -> list[int]:
     """Indices of `boxes` ((x0, y0, x1, y1) pixels) in reading order; `panels`: the page's panel
-    boxes in reading order (None or empty: the page is one panel)."""
+    boxes in reading order (None or empty: the page is one panel); `crowded`: indices of panels
+    that may be several seen as one, whose boxes are read by the page-wide rule."""
     if order not in ORDERS:
         raise ValueError(f"reading order {order!r}: use rtl (manga) or ltr (comics, webtoons)")
     if panels:
@@ -70,8 +74,9 @@ def reading_order(boxes: Sequence[Box], order: str = "rtl", panels: Sequence[Box
             members[panel_of(box, panels)].append(i)
         inside = _order_columns if order == "rtl" else (lambda b: _order_within(b, rtl=False))
         result = []
-        for idx in members:
-            result.extend(idx[j] for j in inside([boxes[i] for i in idx]))
+        for k, idx in enumerate(members):
+            rule = (lambda b: _order_within(b, order == "rtl")) if k in crowded else inside
+            result.extend(idx[j] for j in rule([boxes[i] for i in idx]))
         return result
     return _order_within(boxes, order == "rtl")
 

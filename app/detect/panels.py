@@ -16,13 +16,18 @@ Panels are then put in reading order by their boxes (`order_panels`): tiers top 
 cut between boxes, with PANEL_SLACK of the page's height for slanted borders), inside a tier
 the columns right to left (manga) or left to right, recursively.
 
+Panels narrower or shorter than MIN_PANEL_SIDE of the page that hold no text are slivers of a
+cut, not panels; on a dark page, a region filling less than MIN_REGION_FILL of its box is a
+shape of the artwork (a splash page's hair, a shadow), not a panel.
+
 Confidence: the layout is `sure` unless its panels overlap each other heavily (MAX_OVERLAP of
 the smaller, without one lying inside the other's box), leave many of the text boxes outside
 every panel (more than MAX_OUTSIDE of them with less than half their area in panels: a bubble
-straddling two panels is inside), or put CROWDED text boxes or more in one panel (real panels
-hold a few bubbles; so many are several panels seen as one). When it is not sure, the reading
-order does not use the panels (app.detect.order's page-wide rule), so an unsure panel finder
-is never worse than none.
+straddling two panels is inside), or a crowded panel (below) lies around another. When it is
+not sure, the reading order does not use the panels (app.detect.order's page-wide rule), so an
+unsure panel finder is never worse than none. A panel holding CROWDED text boxes or more is
+`crowded` (real panels hold a few bubbles; so many are likely several panels seen as one): the
+order reads its boxes by the page-wide rule, and the other panels as panels.
 
 Rule 1 in detail. Panels are separated by gutters: bands of paper that run straight across a part of the page.
 The page is cut along every gutter that crosses its whole width (rows of panels), each row
@@ -34,8 +39,11 @@ panels does not hide the gutter between them.
 
 A gutter line may hold a speck or two (GUTTER_SPECKS), not a panel's border. Where panels have
 borders, only the paper runs with a border line on both sides are gutters (a white band inside a
-panel, beside its border, is not); a page without borders is cut at its plain paper runs. A page
-with no gutter is one panel. No Qt; numpy, and OpenCV for rule 2.
+panel, beside its border, is not); a page without borders is cut at its plain paper runs. Panels
+that share one border line, with no gutter between them, are cut at that line: a thin straight
+line dark across the piece (LINE_INK of it, outside text and bubbles; at most MAX_LINE thick),
+lighter on both sides, alone (screentone and hatching are series of lines), and not beside a
+gutter (that is a panel's own border). A page with no gutter is one panel. No Qt; numpy, and OpenCV for rule 2.
 """
 from __future__ import annotations
 
@@ -53,6 +61,25 @@ BORDER_REACH = 4  # px: how far from the gutter's edge the border line may be
 MIN_GUTTER = 0.004  # of the page's longer side (at least 3 px)
 MIN_PANEL = 0.04  # of the page's side: thinner pieces are no panels (a margin, a sliver)
 MAX_DEPTH = 8
+LINE_INK = 0.85  # a shared border line: this share of the line (outside text and bubbles) is dark ...
+MAX_LINE = 0.006  # ... it is at most this thick (of the page's longer side, at least 3 px) ...
+LINE_SIDE = 2  # ... and the LINE_SIDE lines on each side of it are lighter by LINE_CONTRAST
+LINE_CONTRAST = 0.45
+LINE_ALONE = 16  # px: no other dark line this near (screentone and hatching are series of lines)
+LINE_NEAR = 0.75
+LINE_GUTTER = 0.03  # a line beside lines this empty (a gutter) is a panel's own border
+MIN_LINE_PIECE = 0.08  # of the page's side: the least a panel cut off by a shared border measures
+LINE_NEEDS_TEXT = True
+LINE_GAP = 0.02  # of its length: the longest gap a shared border line may have
+LINE_SEEN = 0.5  # a line is judged only when this share of it lies outside text and bubbles
+
+
+def _box_mask(shape: tuple[int, ...], boxes: Sequence[Box]) -> np.ndarray:
+    mask = np.zeros(shape[:2], dtype=bool)
+    h, w = mask.shape
+    for x0, y0, x1, y1 in boxes:
+        mask[max(0, int(y0)):min(h, int(np.ceil(y1))), max(0, int(x0)):min(w, int(np.ceil(x1)))] = True
+    return mask
 
 
 def paper_mask(gray: np.ndarray, ignore: Sequence[Box] = ()) -> np.ndarray:
@@ -65,9 +92,32 @@ def paper_mask(gray: np.ndarray, ignore: Sequence[Box] = ()) -> np.ndarray:
     return paper
 
 
-def _cuts(ink: np.ndarray, length: int, min_gutter: int, min_piece: int) -> list[tuple[int, int]]:
+def _border_lines(dark: np.ndarray, max_line: int) -> list[tuple[int, int]]:
+    """Runs [(a, b)) of lines that are a shared panel border: at least LINE_INK of the line dark
+    (`dark[i]`: that share), at most `max_line` thick, with lighter lines on both sides."""
+    line = dark >= LINE_INK
+    runs, i, n = [], 0, len(dark)
+    while i < n:
+        if not line[i]:
+            i += 1
+            continue
+        j = i
+        while j < n and line[j]:
+            j += 1
+        if 2 <= j - i <= max_line and i >= LINE_ALONE and j + LINE_ALONE <= n:
+            before, after = dark[i - LINE_SIDE:i].min(), dark[j:j + LINE_SIDE].min()
+            alone = max(dark[i - LINE_ALONE:i - LINE_SIDE].max(), dark[j + LINE_SIDE:j + LINE_ALONE].max())
+            if min(before, after) <= LINE_INK - LINE_CONTRAST and max(before, after) < LINE_NEAR and alone < LINE_NEAR:
+                runs.append((i, j))
+        i = j
+    return runs
+
+
+def _cuts(ink: np.ndarray, length: int, min_gutter: int, min_piece: int,
+          lines: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """Pieces [(a, b)) between gutters along one axis; `ink[i]`: the share of line i (`length`
-    pixels long) that is not paper. Margins (paper at either end) are trimmed."""
+    pixels long) that is not paper; `lines`: runs of shared border lines, cuts as well. Margins
+    (paper at either end) are trimmed."""
     full = ink * length <= max(2.0, GUTTER_SPECKS * length)
     content = np.flatnonzero(~full)
     if len(content) == 0:
@@ -92,6 +142,7 @@ def _cuts(ink: np.ndarray, length: int, min_gutter: int, min_piece: int) -> list
 
     if any(bordered(r) for r in runs):
         runs = [r for r in runs if bordered(r)]
+    runs = sorted([*runs, *((a, b) for a, b in lines if lo < a and b < hi)])
     pieces, start = [], lo
     for a, b in runs:
         if a - start >= min_piece and hi - b >= min_piece:
@@ -106,13 +157,57 @@ def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Bo
     from the straight gutters only (rule 1)."""
     paper = paper_mask(gray, ignore)
     h, w = paper.shape
+    known = ~_box_mask(gray.shape, ignore)  # pixels outside the ignored boxes
+    dark = ~paper_mask(gray) & known
     min_gutter = max(3, int(MIN_GUTTER * max(h, w)))
+    max_line = max(3, int(MAX_LINE * max(h, w)))
     rtl = order == "rtl"
     out: list[Box] = []
 
+    def lines(x0: int, y0: int, x1: int, y1: int, axis: int) -> list[tuple[int, int]]:
+        seen = known[y0:y1, x0:x1].sum(axis=axis)
+        share = np.where(seen >= LINE_SEEN * (x1 - x0 if axis == 1 else y1 - y0),
+                         dark[y0:y1, x0:x1].sum(axis=axis) / np.maximum(1, seen), 0.0)
+        region = ~paper[y0:y1, x0:x1] if axis == 1 else (~paper[y0:y1, x0:x1]).T
+        ink = region.mean(axis=1)
+        edge = BORDER_REACH + LINE_SIDE
+        inked = np.flatnonzero(region.any(axis=0))  # the content's extent along the line (no margins)
+        c0, c1 = (int(inked[0]), int(inked[-1]) + 1) if len(inked) else (0, region.shape[1])
+        framed = region[:, c0:c0 + edge].any(axis=1) & region[:, max(c0, c1 - edge):c1].any(axis=1)  # a frame's sides
+        open_ = (ink <= LINE_GUTTER) & ~framed  # a gutter's line: (almost) empty and unframed
+
+        def beside_gutter(a: int, b: int) -> bool:
+            return bool(open_[max(0, a - edge):a].any() or open_[b:b + edge].any())
+
+        # text on both sides: a line with text on one side only is the artwork's (a drawn frame,
+        # a window, a horizon) as often as a border, and cutting there changes no order
+        o0, o1 = (x0, x1) if axis == 1 else (y0, y1)
+        p0 = y0 if axis == 1 else x0
+        centres = [((t[1] + t[3]) / 2 if axis == 1 else (t[0] + t[2]) / 2) - p0 for t in ignore
+                   if o0 <= ((t[0] + t[2]) / 2 if axis == 1 else (t[1] + t[3]) / 2) < o1]
+
+        def text_both_sides(a: int, b: int) -> bool:
+            return not LINE_NEEDS_TEXT or (any(c < a for c in centres) and any(c > b for c in centres))
+
+        covered = (dark[y0:y1, x0:x1] | ~known[y0:y1, x0:x1])
+        covered = covered if axis == 1 else covered.T
+
+        def unbroken(a: int, b: int) -> bool:  # from one side of the content to the other, no long gap
+            gaps = ~covered[a:b, c0:c1].any(axis=0)
+            longest = run = 0
+            for g in gaps:
+                run = run + 1 if g else 0
+                longest = max(longest, run)
+            return longest <= LINE_GAP * (c1 - c0)
+
+        piece = MIN_LINE_PIECE * (h if axis == 1 else w)  # panels cut off by a line are not thin
+        return [(a, b) for a, b in _border_lines(share, max_line)
+                if not beside_gutter(a, b) and a >= piece and len(share) - b >= piece and text_both_sides(a, b)
+                and unbroken(a, b)]
+
     def split(x0: int, y0: int, x1: int, y1: int, depth: int) -> None:
         region = paper[y0:y1, x0:x1]
-        rows = _cuts(1.0 - region.mean(axis=1), x1 - x0, min_gutter, int(MIN_PANEL * h))
+        rows = _cuts(1.0 - region.mean(axis=1), x1 - x0, min_gutter, int(MIN_PANEL * h), lines(x0, y0, x1, y1, 1))
         if len(rows) > 1 and depth < MAX_DEPTH:
             for a, b in rows:
                 split(x0, y0 + a, x1, y0 + b, depth + 1)
@@ -120,7 +215,7 @@ def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Bo
         if rows:  # trim to the content before looking for columns
             y0, y1 = y0 + rows[0][0], y0 + rows[0][1]
             region = paper[y0:y1, x0:x1]
-        cols = _cuts(1.0 - region.mean(axis=0), y1 - y0, min_gutter, int(MIN_PANEL * w))
+        cols = _cuts(1.0 - region.mean(axis=0), y1 - y0, min_gutter, int(MIN_PANEL * w), lines(x0, y0, x1, y1, 0))
         if len(cols) > 1 and depth < MAX_DEPTH:
             for a, b in (reversed(cols) if rtl else cols):
                 split(x0 + a, y0, x0 + b, y1, depth + 1)
@@ -140,6 +235,8 @@ DARK_LEVEL = 70  # a pixel this dark or darker is gutter on a page whose edge is
 RING_PX = 3  # the page's outer ring: its colour says whether gutters are paper or black
 MIN_REGION_AREA = 0.012  # of the page: smaller regions are no panels (free text, a speck of art)
 MIN_REGION_SIDE = 0.05  # of the page's side
+MIN_PANEL_SIDE = 0.04  # of the page's side: a narrower panel without text is a sliver of a cut, no panel
+MIN_REGION_FILL = 0.8  # of its box: a panel is about as full as its box (not a splash's shapes of art)
 BUBBLE_OUTLINE = 5  # px: a bubble's outline painted as paper with its inside
 REGION_INSIDE = 0.7  # a region lies in a straight-cut panel when this share of its box does
 PANEL_SLACK = 0.02  # of the page's height: how far boxes of two tiers may overlap (slanted borders)
@@ -157,6 +254,7 @@ class PanelLayout:
     panels: tuple[Box, ...]
     sure: bool
     dark: bool = False
+    crowded: tuple[int, ...] = ()  # panels holding CROWDED text boxes or more (maybe several seen as one)
 
 
 def _area(b: Box) -> float:
@@ -201,7 +299,8 @@ def region_panels(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequenc
     out = []
     for i in range(1, n):
         x, y, bw, bh, count = (int(v) for v in stats[i])
-        if count >= MIN_REGION_AREA * h * w and bw >= MIN_REGION_SIDE * w and bh >= MIN_REGION_SIDE * h:
+        if (count >= MIN_REGION_AREA * h * w and bw >= MIN_REGION_SIDE * w and bh >= MIN_REGION_SIDE * h
+                and (not dark or count >= MIN_REGION_FILL * bw * bh)):
             out.append((float(x), float(y), float(x + bw), float(y + bh)))
     return out
 
@@ -260,8 +359,31 @@ def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (
             panels.extend((max(r[0], p[0]), max(r[1], p[1]), min(r[2], p[2]), min(r[3], p[3])) for r in inside)
         else:
             panels.append(p)
-    panels = order_panels(panels, order, float(gray.shape[0]))
-    return PanelLayout(tuple(panels), _sure(panels, ignore), dark)
+    h, w = gray.shape
+    panels = order_panels(drop_slivers(panels, ignore, (w, h)), order, float(h))
+    return PanelLayout(tuple(panels), _sure(panels, ignore), dark, _crowded(panels, ignore))
+
+
+def drop_slivers(panels: Sequence[Box], texts: Sequence[Box], size: tuple[int, int]) -> list[Box]:
+    """`panels` without the slivers of a cut: narrower or shorter than MIN_PANEL_SIDE of the
+    page (`size`: width, height) and holding no text box (half of one or more)."""
+    w, h = size
+    kept = [p for p in panels if (p[2] - p[0] >= MIN_PANEL_SIDE * w and p[3] - p[1] >= MIN_PANEL_SIDE * h)
+            or any(_inter(t, p) >= 0.5 * _area(t) for t in texts)]
+    return kept or list(panels)
+
+
+def _crowded(panels: Sequence[Box], boxes: Sequence[Box]) -> tuple[int, ...]:
+    """Indices of the panels holding CROWDED text boxes or more: real panels hold a few bubbles,
+    so many are likely several panels seen as one; their boxes are read by the page-wide rule."""
+    if not panels or not boxes:
+        return ()
+    from app.detect.order import panel_of
+
+    held = [0] * len(panels)
+    for t in boxes:
+        held[panel_of(t, panels)] += 1
+    return tuple(k for k, n in enumerate(held) if n >= CROWDED)
 
 
 def _sure(panels: Sequence[Box], boxes: Sequence[Box]) -> bool:
@@ -274,13 +396,8 @@ def _sure(panels: Sequence[Box], boxes: Sequence[Box]) -> bool:
         outside = sum(sum(_inter(t, p) for p in panels) < 0.5 * max(1.0, _area(t)) for t in boxes)
         if outside > MAX_OUTSIDE * len(boxes):
             return False
-        if panels:
-            from app.detect.order import panel_of
-
-            held = [0] * len(panels)
-            for t in boxes:
-                held[panel_of(t, panels)] += 1
-            if max(held) >= CROWDED:
+        for k in _crowded(panels, boxes):  # a crowded panel around another: the order between them is unknown
+            if any(_inter(panels[k], q) > MAX_OVERLAP * max(1.0, _area(q)) for j, q in enumerate(panels) if j != k):
                 return False
     return True
 
