@@ -270,6 +270,9 @@ class _LLMHandler(_Handler):
         if body.get("model") not in owner.models:
             self._send(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
             return
+        if behaviour == "hangup":  # the connection closed without a word (a kept-alive one the server dropped)
+            self.close_connection = True
+            return
         if behaviour == "rate_limit":
             self._send(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": owner.retry_after})
             return

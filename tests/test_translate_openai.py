@@ -183,3 +183,29 @@ def test_key_goes_only_into_the_authorization_header(fake_llm, caplog):
         assert fake_llm.key not in repr(others) + seen.path + repr(seen.body)
     assert caplog.records and fake_llm.key not in caplog.text
     assert fake_llm.key[:8] not in caplog.text
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_connection_closed_before_any_answer_is_asked_again_on_a_new_one(fake_llm, stream):
+    # a server closes a kept-alive connection just as a request goes out on it (seen with
+    # llama-server on a busy machine after a cancelled stream or an error answer): "Server
+    # disconnected without sending a response"; asked again at once, even with no retries set
+    fake_llm.script = ["hangup"]
+    tr = translator(fake_llm, max_retries=0, stream=stream)
+    try:
+        result = tr.translate_page(SEGMENTS)
+    finally:
+        tr.close()
+    assert dict(result.texts) == EXPECTED and not result.error
+    assert [s.behaviour for s in fake_llm.chats()] == ["hangup", "ok"]
+
+
+def test_a_server_that_keeps_hanging_up_is_named(fake_llm):
+    fake_llm.default = "hangup"
+    tr = translator(fake_llm, max_retries=0)
+    try:
+        with pytest.raises(TranslationError, match=f"127.0.0.1:{fake_llm.port}.*connection broke"):
+            tr.translate_page(SEGMENTS)
+    finally:
+        tr.close()
+    assert len(fake_llm.chats()) == 2  # one fresh try, not a loop

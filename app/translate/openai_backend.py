@@ -402,7 +402,7 @@ class OpenAITranslator:
         the first request of the run is refused; raises errors.LengthRefused or TranslationError."""
         import openai
 
-        attempts = 0
+        attempts, fresh = 0, False
         while True:
             kwargs = self._kwargs(messages, ids, texts)
             state.requests += 1
@@ -437,6 +437,10 @@ class OpenAITranslator:
             except openai.APIConnectionError as exc:
                 if isinstance(exc, openai.APITimeoutError) or errors.refused(exc):
                     raise errors.error_for(self, exc) from None
+                if errors.stale(exc) and not fresh:  # a closed kept-alive connection: at once on a new one
+                    fresh = True
+                    log.info("%s closed the connection before answering; asking again", self.server)
+                    continue
                 if attempts < self.settings.max_retries:  # the connection dropped: once more
                     attempts += 1
                     self._sleep(errors.retry_after(exc, attempts), cancel)

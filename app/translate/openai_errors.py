@@ -84,6 +84,20 @@ def refused(exc) -> bool:
     return False
 
 
+def stale(exc) -> bool:
+    """The server closed a kept-alive connection just as the request went out on it ("Server
+    disconnected without sending a response": it never read the request). Common after a
+    cancelled stream or an error answer on a busy machine; a fresh connection is the cure."""
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if type(cause).__name__ == "RemoteProtocolError" and "without sending a response" in str(cause):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def looks_like_transport(exc) -> bool:
     mod = type(exc).__module__ or ""
     return mod.startswith(("httpx", "httpcore", "h11", "anyio")) or isinstance(exc, (ConnectionError, OSError))
