@@ -146,3 +146,16 @@ def test_the_cli_policies_are_the_documents():
     from app.core.document import OUTSIDE_POLICIES
 
     assert CLI == OUTSIDE_POLICIES
+
+
+def test_set_kind_by_hand_keeps_text_and_refuses_unknown_kinds():
+    import pytest
+
+    from app.core.document import Block, Page
+    from app.core.edits import set_kind
+
+    page = Page("001.png", 100, 100, (Block("a", 1, "caption", (0, 0, 10, 10), ocr_text="その頃", translation="Then"),))
+    done = set_kind(page, ["a"], "sfx")
+    assert done.blocks[0].kind == "sfx" and done.blocks[0].translation == "Then" and page.blocks[0].kind == "caption"
+    with pytest.raises(ValueError, match="block kind 'manual'"):
+        set_kind(page, ["a"], "manual")

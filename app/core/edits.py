@@ -216,6 +216,21 @@ def set_style(page: Page, block_ids, style: StyleOverride | None) -> Page:
     return replace(page, blocks=tuple(blocks))
 
 
+HAND_KINDS = ("bubble", "caption", "sfx")  # what a block can be set to by hand
+
+
+def set_kind(page: Page, block_ids, kind: str) -> Page:
+    """Set blocks' kind by hand: a bubble (lettered in place), a caption or a sound effect (the
+    project's policy for text outside bubbles applies). The text and translation stay."""
+    if kind not in HAND_KINDS:
+        raise ValueError(f"block kind {kind!r}: use one of {', '.join(HAND_KINDS)}")
+    blocks = list(page.blocks)
+    for block_id in block_ids:
+        i = _index(page, block_id)
+        blocks[i] = replace(blocks[i], kind=kind)
+    return replace(page, blocks=tuple(blocks))
+
+
 def add_mask_stroke(page: Page, block_id: str, stroke: MaskStroke) -> Page:
     """One more brush stroke on a block's text mask."""
     b = page.blocks[_index(page, block_id)]

@@ -77,3 +77,28 @@ def test_the_policy_from_the_view_menu_is_undoable_and_the_preview_is_the_export
     assert w.doc.project.outside == {"caption": "translate", "sfx": "translate"}
     assert np.array_equal(shown(w), in_place)
     assert ctl.outside_actions[("sfx", "translate")].isChecked()
+
+
+def test_a_blocks_kind_is_changed_by_hand_undoably_and_the_policy_follows(window, qtbot):
+    w, ctl = window, window.render_ctl
+    original = shown(w)
+    ctl.outside_actions[("sfx", "keep")].trigger()  # sound effects are left as they are
+    ctl.set_mode("translated")
+    wait_rendered(ctl)
+    assert np.array_equal(_box(shown(w), SFX), _box(original, SFX))
+    w.view.select_block("b3")
+    assert w.selected_ids() == ["b3"]
+    w.act.kind_bubble.trigger()  # Edit > Block kind > bubble (Ctrl+Alt+B): lettered in place now
+    assert w.doc.page("001.png").blocks[2].kind == "bubble"
+    assert "[" not in w.panel.list.item(2).text()
+    wait_rendered(ctl)
+    assert not np.array_equal(_box(shown(w), SFX), _box(original, SFX))
+    assert w.undo_stack.undoText().endswith("as bubble")
+    w.undo_stack.undo()
+    wait_rendered(ctl)
+    assert w.doc.page("001.png").blocks[2].kind == "sfx" and "[SFX]" in w.panel.list.item(2).text()
+    assert np.array_equal(_box(shown(w), SFX), _box(original, SFX))
+    w.view.select_block("b1")
+    w.view.kind_requested.emit("caption")  # the page's context menu > Kind > Caption
+    assert [b.kind for b in w.doc.page("001.png").blocks] == ["caption", "caption", "sfx"]
+    assert w.doc.page("001.png").blocks[0].translation == "Hello!"  # text and translation stay

@@ -20,6 +20,8 @@ EMPTY_HINT = ("Open a folder or an archive of pages\n(File > Open folder, Ctrl+O
               "that come with the app.")
 
 
+HAND_KIND_LABELS = {"bubble": "Bubble", "caption": "Caption (free text)", "sfx": "Sound effect"}
+
 class Mode(enum.Enum):
     SELECT = "select"
     DRAW = "draw"
@@ -35,6 +37,7 @@ class PageView(QGraphicsView):
     reread_requested = Signal(str)
     delete_requested = Signal()
     merge_requested = Signal()
+    kind_requested = Signal(str)  # the selected blocks become this kind (HAND_KIND_LABELS)
     zoom_changed = Signal(float)
 
     def __init__(self, parent=None):
@@ -230,6 +233,11 @@ class PageView(QGraphicsView):
         menu.addAction("Re-read this block", lambda: self.reread_requested.emit(item.block.id))
         merge = menu.addAction("Merge selected blocks", self.merge_requested.emit)
         merge.setEnabled(len(self.selected_ids()) > 1)
+        kinds = menu.addMenu("Kind")
+        for kind, label in HAND_KIND_LABELS.items():
+            act = kinds.addAction(label, lambda k=kind: self.kind_requested.emit(k))
+            act.setCheckable(True)
+            act.setChecked(item.block.kind == kind)
         menu.addAction("Delete", self.delete_requested.emit)
         menu.exec(event.globalPos())
 

@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
 
+from app.core.edits import HAND_KINDS
 from app.ui.common import icons
 from app.ui.common.log_bridge import open_log_folder
 from app.ui.reading.settings_bar import ReadingSettings
@@ -28,6 +29,9 @@ SHORTCUTS = [
     ("reread", "Re-read the selected blocks", "Ctrl+Shift+E"),
     ("delete", "Delete the selected blocks", "Del"),
     ("merge", "Merge the selected blocks", "Ctrl+M"),
+    ("kind_bubble", "Selected blocks are bubbles (lettered in place)", "Ctrl+Alt+B"),
+    ("kind_caption", "Selected blocks are captions (free text)", "Ctrl+Alt+C"),
+    ("kind_sfx", "Selected blocks are sound effects", "Ctrl+Alt+X"),
     ("undo", "Undo", "Ctrl+Z"),
     ("redo", "Redo", "Ctrl+Shift+Z"),
     ("zoom_in", "Zoom in", "Ctrl++"),
@@ -45,8 +49,8 @@ SHORTCUTS = [
 CANVAS_KEYS = ("draw", "toggle_overlay", "view_mode", "mask_brush")
 # Need an open volume: disabled (greyed) while nothing is open.
 NEEDS_PROJECT = ("save", "next_page", "prev_page", "run_page", "run_all", "draw", "next_block", "prev_block",
-                 "edit_inline", "reread", "delete", "merge", "zoom_in", "zoom_out", "fit_page", "fit_width",
-                 "actual_size")
+                 "edit_inline", "reread", "delete", "merge", "kind_bubble", "kind_caption", "kind_sfx", "zoom_in",
+                 "zoom_out", "fit_page", "fit_width", "actual_size")
 
 
 def build(w) -> SimpleNamespace:
@@ -89,6 +93,8 @@ def _connect_actions(w, a: SimpleNamespace) -> None:
                  "cancel", "next_block", "prev_block", "edit_inline", "reread", "delete", "merge",
                  "zoom_in", "zoom_out", "fit_page", "fit_width", "actual_size", "toggle_overlay", "help"):
         getattr(a, name).triggered.connect(getattr(w.slots, f"action_{name}"))
+    for kind in HAND_KINDS:
+        getattr(a, f"kind_{kind}").triggered.connect(lambda _c=False, k=kind: w.slots.action_set_kind(k))
     a.draw.toggled.connect(w.slots.action_draw)
     a.undo.triggered.connect(w.undo_stack.undo)
     a.redo.triggered.connect(w.undo_stack.redo)
@@ -129,6 +135,8 @@ def _edit_menu(a: SimpleNamespace, mb):
     m.addActions([a.undo, a.redo])
     m.addSeparator()
     m.addActions([a.edit_inline, a.reread, a.delete, a.merge])
+    kinds = m.addMenu("Block &kind")
+    kinds.addActions([a.kind_bubble, a.kind_caption, a.kind_sfx])
     m.addSeparator()
     m.addActions([a.next_block, a.prev_block])
     return m

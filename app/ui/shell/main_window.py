@@ -239,6 +239,7 @@ class MainWindow(QMainWindow):
         self.view.reread_requested.connect(lambda bid: self.reread([bid]))
         self.view.delete_requested.connect(self.slots.action_delete)
         self.view.merge_requested.connect(self.slots.action_merge)
+        self.view.kind_requested.connect(self.slots.action_set_kind)
         self.panel.block_selected.connect(lambda bid: self.view.select_block(bid) if bid else None)
         self.panel.blocks_selected.connect(self._on_panel_multi_selection)
         self.panel.text_edited.connect(lambda bid, t: self._edit_text(bid, t, "text"))

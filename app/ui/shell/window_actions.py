@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from app.core import edits
 from app.ui.common.dialogs import ShortcutsDialog
-from app.ui.editor.canvas import Mode
+from app.ui.editor.canvas import HAND_KIND_LABELS, Mode
 from app.ui.shell import actions
 
 OVERLAY_CYCLE = ("text", "boxes", "none")
@@ -84,6 +84,12 @@ class WindowActions:
         ids = self.w.selected_ids()
         if ids:
             self.w.edit(lambda p: edits.delete_blocks(p, ids), f"delete {len(ids)} block(s)")
+
+    def action_set_kind(self, kind: str) -> None:
+        """The selected blocks become bubbles, captions or sound effects (undoable)."""
+        ids = self.w.selected_ids()
+        if ids:
+            self.w.edit(lambda p: edits.set_kind(p, ids, kind), f"{len(ids)} block(s) as {HAND_KIND_LABELS[kind].lower()}")
 
     def action_merge(self) -> None:
         ids = self.w.selected_ids()
