@@ -212,3 +212,23 @@ def test_txt_import_encodings(tmp_path, project):
 def test_export_to_unwritable_place(project):
     with pytest.raises(UserError, match="cannot write the export"):
         export_txt(project, "/proc/out.txt")
+
+
+def test_the_json_export_carries_the_policy_for_text_outside_bubbles(tmp_path, project):
+    from app.core.export_read import project_from_export, read_json_export
+    from app.errors import UserError
+
+    project = replace(project, outside={"caption": "beside", "sfx": "keep"})
+    path = export_json(project, tmp_path / "out.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(data, _schema(), cls=jsonschema.Draft202012Validator)
+    assert data["outside"] == {"caption": "beside", "sfx": "keep"} and data["minor"] == 2
+    assert read_json_export(path).outside == {"caption": "beside", "sfx": "keep"}  # render --from it letters alike
+    older = {k: v for k, v in data.items() if k != "outside"}  # a 1.1 export: the defaults
+    assert project_from_export(older).outside == {"caption": "translate", "sfx": "translate"}
+    with pytest.raises(UserError, match="outside.sfx: must be one of"):
+        project_from_export({**data, "outside": {"sfx": "shout"}}, tmp_path / "bad.json")
+    broken = copy.deepcopy(data)
+    broken["outside"]["caption"] = "shout"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, _schema(), cls=jsonschema.Draft202012Validator)

@@ -166,7 +166,7 @@ def test_json_export_keeps_unknown_keys_and_reads_a_newer_major_read_only(tmp_pa
     project = read_json_export(_write(tmp_path / "newer.json", data))
     out = json.loads(export_json(project, tmp_path / "again.json").read_text(encoding="utf-8"))
     assert out["series"] == "巻" and out["pages"][0]["spread"] is True
-    assert out["pages"][0]["blocks"][0]["furigana"] == "せんぱい" and out["minor"] == 1
+    assert out["pages"][0]["blocks"][0]["furigana"] == "せんぱい" and out["minor"] == 2
 
     project = read_json_export(_write(tmp_path / "major.json", {**data, "version": 2}))
     assert "major.json was saved by a newer Hayai Desktop" in project.read_only

@@ -35,7 +35,7 @@ from app.render.style import override_to_dict, style_to_dict
 
 EXPORT_FORMAT = "hayai-desktop-export"
 EXPORT_VERSION = 1
-EXPORT_MINOR = 1  # 1.1: "minor"; unknown keys kept (app.core.versioning)
+EXPORT_MINOR = 2  # 1.1: "minor"; unknown keys kept (app.core.versioning); 1.2: "outside"
 EXPORT_SCHEMA_PATH = Path(__file__).with_name("export_schema.json")
 
 _HEADER = re.compile(r"^\s*={3,}\s*(?:[^\W\d]+\s*)?(\d+)\s*(?::\s*(.*?))?\s*={3,}\s*$")
@@ -75,6 +75,7 @@ def export_json_data(project: Project, pages: list[str] | None = None) -> dict:
         "source": str(project.source),
         "order": project.order,
         "style": style_to_dict(project.style),
+        "outside": dict(project.outside),
         **({"series_uuid": project.series_uuid} if project.series_uuid else {}),
         **({"volume_uuid": project.volume_uuid} if project.volume_uuid else {}),
         "pages": [_page_json(number, page) for number, page in _selected(project, pages)],
