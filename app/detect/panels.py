@@ -23,7 +23,9 @@ shape of the artwork (a splash page's hair, a shadow), not a panel.
 Confidence: the layout is `sure` unless its panels overlap each other heavily (MAX_OVERLAP of
 the smaller, without one lying inside the other's box), leave many of the text boxes outside
 every panel (more than MAX_OUTSIDE of them with less than half their area in panels: a bubble
-straddling two panels is inside), or a crowded panel (below) lies around another. When it is
+straddling two panels is inside), or a crowded panel (below) lies around another; panels
+without text that overlap others (a sound effect breaking out of its frame) are left out of
+that judgement (`settle_overlaps`) and put last. When it is
 not sure, the reading order does not use the panels (app.detect.order's page-wide rule), so an
 unsure panel finder is never worse than none. A panel holding CROWDED text boxes or more is
 `crowded` (real panels hold a few bubbles; so many are likely several panels seen as one): the
@@ -61,10 +63,11 @@ BORDER_REACH = 4  # px: how far from the gutter's edge the border line may be
 MIN_GUTTER = 0.004  # of the page's longer side (at least 3 px)
 MIN_PANEL = 0.04  # of the page's side: thinner pieces are no panels (a margin, a sliver)
 MAX_DEPTH = 8
-LINE_INK = 0.85  # a shared border line: this share of the line (outside text and bubbles) is dark ...
+LINE_INK = 0.82  # a shared border line: this share of the line (outside text and bubbles) is dark ...
 MAX_LINE = 0.006  # ... it is at most this thick (of the page's longer side, at least 3 px) ...
+MIN_LINE = 0.0025  # ... and at least this thick (at least 2 px) ...
 LINE_SIDE = 2  # ... and the LINE_SIDE lines on each side of it are lighter by LINE_CONTRAST
-LINE_CONTRAST = 0.45
+LINE_CONTRAST = 0.35
 LINE_ALONE = 16  # px: no other dark line this near (screentone and hatching are series of lines)
 LINE_NEAR = 0.75
 LINE_GUTTER = 0.03  # a line beside lines this empty (a gutter) is a panel's own border
@@ -92,9 +95,9 @@ def paper_mask(gray: np.ndarray, ignore: Sequence[Box] = ()) -> np.ndarray:
     return paper
 
 
-def _border_lines(dark: np.ndarray, max_line: int) -> list[tuple[int, int]]:
+def _border_lines(dark: np.ndarray, max_line: int, min_line: int = 2) -> list[tuple[int, int]]:
     """Runs [(a, b)) of lines that are a shared panel border: at least LINE_INK of the line dark
-    (`dark[i]`: that share), at most `max_line` thick, with lighter lines on both sides."""
+    (`dark[i]`: that share), `min_line` to `max_line` thick, with lighter lines on both sides."""
     line = dark >= LINE_INK
     runs, i, n = [], 0, len(dark)
     while i < n:
@@ -104,7 +107,7 @@ def _border_lines(dark: np.ndarray, max_line: int) -> list[tuple[int, int]]:
         j = i
         while j < n and line[j]:
             j += 1
-        if 2 <= j - i <= max_line and i >= LINE_ALONE and j + LINE_ALONE <= n:
+        if min_line <= j - i <= max_line and i >= LINE_ALONE and j + LINE_ALONE <= n:
             before, after = dark[i - LINE_SIDE:i].min(), dark[j:j + LINE_SIDE].min()
             alone = max(dark[i - LINE_ALONE:i - LINE_SIDE].max(), dark[j + LINE_SIDE:j + LINE_ALONE].max())
             if min(before, after) <= LINE_INK - LINE_CONTRAST and max(before, after) < LINE_NEAR and alone < LINE_NEAR:
@@ -161,6 +164,7 @@ def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Bo
     dark = ~paper_mask(gray) & known
     min_gutter = max(3, int(MIN_GUTTER * max(h, w)))
     max_line = max(3, int(MAX_LINE * max(h, w)))
+    min_line = max(2, round(MIN_LINE * max(h, w)))
     rtl = order == "rtl"
     out: list[Box] = []
 
@@ -201,7 +205,7 @@ def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Bo
             return longest <= LINE_GAP * (c1 - c0)
 
         piece = MIN_LINE_PIECE * (h if axis == 1 else w)  # panels cut off by a line are not thin
-        return [(a, b) for a, b in _border_lines(share, max_line)
+        return [(a, b) for a, b in _border_lines(share, max_line, min_line)
                 if not beside_gutter(a, b) and a >= piece and len(share) - b >= piece and text_both_sides(a, b)
                 and unbroken(a, b)]
 
@@ -236,6 +240,7 @@ RING_PX = 3  # the page's outer ring: its colour says whether gutters are paper 
 MIN_REGION_AREA = 0.012  # of the page: smaller regions are no panels (free text, a speck of art)
 MIN_REGION_SIDE = 0.05  # of the page's side
 MIN_PANEL_SIDE = 0.04  # of the page's side: a narrower panel without text is a sliver of a cut, no panel
+PANEL_FILL = 0.8  # a framed panel fills this share of its box or more
 MIN_REGION_FILL = 0.8  # of its box: a panel is about as full as its box (not a splash's shapes of art)
 BUBBLE_OUTLINE = 5  # px: a bubble's outline painted as paper with its inside
 REGION_INSIDE = 0.7  # a region lies in a straight-cut panel when this share of its box does
@@ -278,6 +283,12 @@ def region_panels(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequenc
     """Rule 2: boxes of the regions the gutter (paper or black, connected to the page's edge)
     does not reach, unordered. `ignore`: boxes painted as gutter colour (text); `bubbles`:
     polygons ((x, y), ...) painted likewise (a bubble over a gutter)."""
+    return list(_regions(gray, ignore, bubbles, dark))
+
+
+def _regions(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequence = (),
+             dark: bool | None = None) -> dict[Box, float]:
+    """region_panels' boxes, each with the share of its box the region fills."""
     import cv2
 
     h, w = gray.shape
@@ -296,12 +307,12 @@ def region_panels(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequenc
     edge = np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]])
     gutter = np.isin(labels, np.unique(edge[edge > 0]))
     n, _, stats, _ = cv2.connectedComponentsWithStats((~gutter).astype(np.uint8), connectivity=4)
-    out = []
+    out: dict[Box, float] = {}
     for i in range(1, n):
         x, y, bw, bh, count = (int(v) for v in stats[i])
         if (count >= MIN_REGION_AREA * h * w and bw >= MIN_REGION_SIDE * w and bh >= MIN_REGION_SIDE * h
                 and (not dark or count >= MIN_REGION_FILL * bw * bh)):
-            out.append((float(x), float(y), float(x + bw), float(y + bh)))
+            out[(float(x), float(y), float(x + bw), float(y + bh))] = count / max(1, bw * bh)
     return out
 
 
@@ -351,17 +362,63 @@ def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (
     outlines = [np.asarray(p, dtype=np.float64) for p in bubbles if p is not None and len(p) >= 3]
     boxes = [(float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max())) for p in outlines]
     straight = find_gutter_panels(page, order, [*ignore, *boxes])
-    regions = region_panels(gray, ignore, bubbles, dark)
+    regions = _regions(gray, ignore, bubbles, dark)
     panels: list[Box] = []
     for p in straight:
-        inside = [r for r in regions if _inter(r, p) >= REGION_INSIDE * _area(r)]
-        if len(inside) >= 2:
-            panels.extend((max(r[0], p[0]), max(r[1], p[1]), min(r[2], p[2]), min(r[3], p[3])) for r in inside)
-        else:
-            panels.append(p)
+        panels.extend(split_by_regions(p, list(regions), regions))
     h, w = gray.shape
     panels = order_panels(drop_slivers(panels, ignore, (w, h)), order, float(h))
-    return PanelLayout(tuple(panels), _sure(panels, ignore), dark, _crowded(panels, ignore))
+    panels, sure = settle_overlaps(panels, ignore, order, float(h))
+    return PanelLayout(tuple(panels), sure, dark, _crowded(panels, ignore))
+
+
+def settle_overlaps(panels: Sequence[Box], texts: Sequence[Box], order: str, height: float) -> tuple[list[Box], bool]:
+    """(panels, sure): `panels` (in reading order) and the finder's confidence. Panels that hold
+    no text and overlap another (a sound effect or a figure breaking out of its frame, found as
+    a region) decide nothing of the order: when the layout is unsure only because of them, it is
+    sure without them; they stay panels, last."""
+    panels = list(panels)
+    if _sure(panels, texts):
+        return panels, True
+    if not texts:
+        return panels, False
+    from app.detect.order import panel_of
+
+    holding = {panel_of(t, panels) for t in texts}
+    kept = [p for k, p in enumerate(panels) if k in holding or not _overlaps(p, panels)]
+    if len(kept) < len(panels) and _sure(kept, texts):
+        return [*order_panels(kept, order, height), *(p for p in panels if p not in kept)], True
+    return panels, False
+
+
+def split_by_regions(piece: Box, regions: Sequence[Box], fills: dict[Box, float] | None = None) -> list[Box]:
+    """The panels of a straight-cut `piece`: the regions lying in it (REGION_INSIDE of each, cut
+    to it) when there are two or more, else the piece. A ragged region (filling less than
+    PANEL_FILL of its box, `fills`) in a corner of the piece whose box lies inside another
+    region's is a figure in an open frame, not a panel (a framed panel fills its box)."""
+    fills = fills or {}
+    inside = [r for r in regions if _inter(r, piece) >= REGION_INSIDE * _area(r)]
+    inside = [r for r in inside if not (fills.get(r, 0.0) < PANEL_FILL and _edges_shared(r, piece) >= 2
+                                        and any(q is not r and _inter(r, q) >= NESTED * _area(r) for q in inside))]
+    if len(inside) < 2:
+        return [piece]
+    return [(max(r[0], piece[0]), max(r[1], piece[1]), min(r[2], piece[2]), min(r[3], piece[3])) for r in inside]
+
+
+def _edges_shared(r: Box, p: Box, slack: float = 6.0) -> int:
+    """How many of `p`'s sides `r` reaches (within `slack` px)."""
+    return sum(abs(a - b) <= slack for a, b in zip(r, p))
+
+
+def _overlaps(p: Box, panels: Sequence[Box]) -> bool:
+    """Does `p` overlap another of `panels` more than MAX_OVERLAP of the smaller (not nested)?"""
+    for q in panels:
+        if q is p:
+            continue
+        inter, smaller = _inter(p, q), max(1.0, min(_area(p), _area(q)))
+        if MAX_OVERLAP * smaller < inter < NESTED * smaller:
+            return True
+    return False
 
 
 def drop_slivers(panels: Sequence[Box], texts: Sequence[Box], size: tuple[int, int]) -> list[Box]:

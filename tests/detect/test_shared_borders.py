@@ -9,7 +9,14 @@ from PIL import Image, ImageDraw
 from app.detect import Detection, build_regions, reading_order
 from app.detect import panels as panels_mod
 from app.detect.blocks import gray_page
-from app.detect.panels import drop_slivers, find_panels, panel_layout, region_panels
+from app.detect.panels import (
+    drop_slivers,
+    find_panels,
+    panel_layout,
+    region_panels,
+    settle_overlaps,
+    split_by_regions,
+)
 
 
 def _art(draw: ImageDraw.ImageDraw, box, seed: int) -> None:
@@ -121,3 +128,30 @@ def test_on_a_dark_page_a_ragged_shape_of_art_is_no_panel():
     draw.rectangle((340, 420, 400, 760), fill=255)
     found = region_panels(gray_page(page), dark=True)
     assert found == [(40.0, 40.0, 301.0, 361.0)], found
+
+
+def test_a_textless_panel_overlapping_others_does_not_make_the_layout_unsure():
+    right, left, bottom = (310, 20, 580, 400), (20, 20, 290, 400), (20, 420, 580, 780)
+    sfx = (200, 100, 420, 300)  # a sound effect found as a region, over both top panels, no text in it
+    texts = [(480, 40, 540, 160), (100, 200, 160, 320), (300, 500, 360, 620)]
+    panels, sure = settle_overlaps([right, left, sfx, bottom], texts, "rtl", 800.0)
+    assert sure and panels == [right, left, bottom, sfx]
+    assert reading_order(texts, "rtl", panels) == [0, 1, 2]
+    # with text in it, the overlap stands: unsure, panels as they were
+    panels, sure = settle_overlaps([right, left, sfx, bottom], [*texts, (280, 150, 330, 250)], "rtl", 800.0)
+    assert not sure and panels == [right, left, sfx, bottom]
+
+
+def test_a_ragged_region_in_a_corner_inside_another_regions_box_is_no_panel():
+    piece = (300, 240, 830, 1170)
+    outer = (300, 240, 830, 1170)  # the panel, its frame open at one side (an L-shaped region)
+    figure = (420, 450, 830, 1170)  # a figure in its corner, cut off by the open frame
+    fills = {outer: 0.6, figure: 0.45}
+    assert split_by_regions(piece, [outer, figure], fills) == [piece]
+    # a framed panel there fills its box: an L-shaped layout's two panels
+    assert split_by_regions(piece, [outer, figure], {outer: 0.6, figure: 0.97}) == [outer, figure]
+    # two regions side by side are two panels; an inset panel away from the corner stays
+    left, right = (300, 240, 410, 600), (420, 240, 830, 1170)
+    assert split_by_regions(piece, [left, right], {left: 0.5, right: 0.5}) == [left, right]
+    inset = (500, 500, 700, 700)
+    assert split_by_regions(piece, [outer, inset], {outer: 0.6, inset: 0.4}) == [outer, inset]
