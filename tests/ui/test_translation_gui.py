@@ -190,7 +190,7 @@ def session_project_file(w):
 
 def test_settings_dialog_tests_the_connection(make_window, fake_llm, qtbot):
     from app.core import keys
-    from app.ui.translate.control import _key_state
+    from app.ui.translate.actions import key_state as _key_state
     from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
     w = make_window()
@@ -263,7 +263,7 @@ def test_a_key_over_plain_http_to_another_machine_is_asked_first(make_window, pa
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     choose_backend(w, fake_llm)
     keys.tie_env_key("openai", fake_llm.base_url, tied=False)
-    from app.ui.translate.control import _key_state
+    from app.ui.translate.actions import key_state as _key_state
 
     assert "$OPENAI_API_KEY is set but goes only to api.openai.com" in _key_state("openai", fake_llm.base_url)
 

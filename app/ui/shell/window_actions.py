@@ -128,7 +128,7 @@ class WindowActions:
         self.w.update_settings(overlay_source=source)
 
     def action_help(self) -> None:
-        from app.ui.translate.control import SHORTCUTS as TRANSLATE_SHORTCUTS
+        from app.ui.translate.actions import SHORTCUTS as TRANSLATE_SHORTCUTS
 
         ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self.w).exec()
 

@@ -11,25 +11,19 @@ Translate opens that dialog.
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QProgressBar, QStyle
+from PySide6.QtWidgets import QLabel, QMessageBox, QProgressBar
 
 from app.core import edits
 from app.errors import UserError
 from app.translate.base import GlossaryEntry
 from app.ui.editor.port import EditorWindow
+from app.ui.translate.actions import build_actions
+from app.ui.translate.actions import key_state as _key_state
 from app.ui.translate.undo import GlossaryCommand, MemoryCommand, SelectionRunCommand
 from app.ui.translate.worker import TranslateHost
-
-SHORTCUTS = [
-    ("translate_page", "Translate this page", "Ctrl+T"),
-    ("translate_all", "Translate all pages (the ones not translated yet)", "Ctrl+Shift+T"),
-    ("translate_selected", "Translate the selected blocks (on the page, or rows of the Script view)", "Ctrl+Shift+B"),
-]
 
 
 class TranslationWindow(EditorWindow, Protocol):
@@ -71,7 +65,7 @@ class TranslationController(QObject):
         for widget in (self.status, self.progress):
             widget.hide()
         self.status_widgets = (self.status, self.progress)  # the window puts them in its status bar
-        self.act = self._build_actions()
+        self.act = build_actions(self)
         # the blocks chosen now, as (page name, block id): the window sets it (the Script view's
         # rows when the selection was made there); by default the page's selected blocks
         self.selection = lambda: [(w.current, bid) for bid in w.selected_ids()] if w.current else []
@@ -80,44 +74,6 @@ class TranslationController(QObject):
         self.series = SeriesControl(w, self)  # series file, translation memory, Memory and Consistency docks
 
     # --- menus ------------------------------------------------------------------------------
-    def _build_actions(self) -> SimpleNamespace:
-        """The actions; `menu` (the Translate menu's, in order, None a separator) and `toolbar`
-        (Translate page) say where the window puts them."""
-        a = SimpleNamespace()
-        for name, label, keys in SHORTCUTS:
-            act = QAction(label, self._parent_widget())
-            act.setShortcut(QKeySequence(keys))
-            setattr(a, name, act)
-        a.translate_page.setText("Translate page")
-        a.translate_page.setToolTip("Machine-translate this page (Ctrl+T)")
-        a.translate_page.setIcon(QApplication.style().standardIcon(QStyle.StandardPixmap.SP_BrowserReload))
-        a.translate_page.triggered.connect(self.translate_current)
-        a.translate_all.triggered.connect(self.translate_all)
-        a.translate_selected.setText("Translate the selected blocks")
-        a.translate_selected.triggered.connect(lambda: self.translate_blocks())
-        a.retranslate_selected = QAction("Translate the selected blocks, replacing my own translations",
-                                         self._parent_widget())
-        a.retranslate_selected.triggered.connect(lambda: self.translate_blocks(replace_edited=True))
-        a.translate_pages = QAction("Translate pages…", self._parent_widget())
-        a.translate_pages.setToolTip("Machine-translate a range of pages (e.g. 3-7)")
-        a.translate_pages.triggered.connect(lambda: self.translate_page_range())
-        a.retranslate_page = QAction("Translate page again, replacing my own translations", self._parent_widget())
-        a.retranslate_page.triggered.connect(lambda: self.translate_current(replace_edited=True))
-        a.cancel = QAction("Cancel translation", self._parent_widget())
-        a.cancel.setEnabled(False)
-        a.cancel.triggered.connect(self.cancel)
-        a.settings = QAction("Translation settings…", self._parent_widget())
-        a.settings.triggered.connect(self.open_settings)
-        a.glossary = QAction("Glossary…", self._parent_widget())
-        a.glossary.triggered.connect(self.open_glossary)
-        a.add_term = QAction("Add the selected block to the glossary…", self._parent_widget())
-        a.add_term.triggered.connect(lambda: self.open_glossary(from_block=True))
-        a.menu = [a.translate_page, a.translate_selected, a.translate_pages, a.translate_all, None,
-                  a.retranslate_page, a.retranslate_selected, a.cancel, None,
-                  a.glossary, a.add_term, a.settings]
-        a.toolbar = a.translate_page
-        return a
-
     # --- settings and glossary --------------------------------------------------------------
     def open_settings(self) -> bool:
         """The settings dialog; True when the user pressed OK."""
@@ -526,24 +482,3 @@ class TranslationController(QObject):
     def stop(self, timeout_ms: int = 30000) -> bool:
         """At exit: cancel and stop the translation thread, waiting at most `timeout_ms`."""
         return self.host.stop(timeout_ms) and self.series.stop(timeout_ms)
-
-
-def _key_state(provider: str, base_url: str) -> str:
-    """Where the key for this server comes from now (never the key itself)."""
-    from app.core import keys
-
-    found = keys.find_key(provider, base_url)
-    if found.withheld and not found.key:
-        hosts = ", ".join(keys.OWN_HOSTS.get(found.withheld, ())) or "its provider"
-        return f"${found.withheld} is set but goes only to {hosts}: type a key for this server, or tick below."
-    keyring_note = ("stored in the system keyring" if keys.keyring_available() else
-                    f"no system keyring here: a key typed above is saved in {keys.key_file()}, readable only by you")
-    if found.where.startswith("env:"):
-        return f"Using the key in ${found.where[4:]} (the field above is ignored while it is set)."
-    if found.where == "keyring":
-        return "A key is stored in the system keyring; type a new one to replace it."
-    if found.where == "file":
-        return f"A key is stored in {keys.key_file()} (readable only by you); type a new one to replace it."
-    var = keys.env_var_for(provider, base_url)
-    env = f" or set ${var}" if var else ""
-    return f"No key yet: type one{env} ({keyring_note}). Local servers need none."
