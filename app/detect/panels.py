@@ -72,7 +72,6 @@ LINE_ALONE = 16  # px: no other dark line this near (screentone and hatching are
 LINE_NEAR = 0.75
 LINE_GUTTER = 0.03  # a line beside lines this empty (a gutter) is a panel's own border
 MIN_LINE_PIECE = 0.08  # of the page's side: the least a panel cut off by a shared border measures
-LINE_NEEDS_TEXT = True
 LINE_GAP = 0.02  # of its length: the longest gap a shared border line may have
 LINE_SEEN = 0.5  # a line is judged only when this share of it lies outside text and bubbles
 
@@ -155,6 +154,52 @@ def _cuts(ink: np.ndarray, length: int, min_gutter: int, min_piece: int,
     return pieces
 
 
+def _shared_borders(paper: np.ndarray, dark: np.ndarray, known: np.ndarray, texts: Sequence[Box],
+                    piece: tuple[int, int, int, int], axis: int, thickness: tuple[int, int]) -> list[tuple[int, int]]:
+    """Runs [(a, b)) of the piece's rows (axis 1) or columns (axis 0), from its start, that are a
+    border line two panels share (see the module's rule 1). `paper`: the paper mask with text
+    as paper; `dark`: dark pixels outside the text; `known`: pixels outside the text; `texts`:
+    the text and bubble boxes; `thickness`: (least, most) pixels."""
+    x0, y0, x1, y1 = piece
+    h, w = paper.shape
+    seen = known[y0:y1, x0:x1].sum(axis=axis)
+    share = np.where(seen >= LINE_SEEN * (x1 - x0 if axis == 1 else y1 - y0),
+                     dark[y0:y1, x0:x1].sum(axis=axis) / np.maximum(1, seen), 0.0)
+    found = _border_lines(share, thickness[1], thickness[0])
+    if not found:
+        return []
+    # lines along the first axis of these arrays
+    region = ~paper[y0:y1, x0:x1] if axis == 1 else (~paper[y0:y1, x0:x1]).T
+    covered = dark[y0:y1, x0:x1] | ~known[y0:y1, x0:x1]
+    covered = covered if axis == 1 else covered.T
+    edge = BORDER_REACH + LINE_SIDE
+    inked = np.flatnonzero(region.any(axis=0))  # the content's extent along the line (no margins)
+    c0, c1 = (int(inked[0]), int(inked[-1]) + 1) if len(inked) else (0, region.shape[1])
+    framed = region[:, c0:c0 + edge].any(axis=1) & region[:, max(c0, c1 - edge):c1].any(axis=1)  # a frame's sides
+    open_ = (region.mean(axis=1) <= LINE_GUTTER) & ~framed  # a gutter's line: (almost) empty and unframed
+    # text on both sides: a line with text on one side only is the artwork's (a drawn frame, a
+    # window, a horizon) as often as a border, and cutting there changes no order
+    o0, o1, p0 = (x0, x1, y0) if axis == 1 else (y0, y1, x0)
+    centres = [((t[1] + t[3]) / 2 if axis == 1 else (t[0] + t[2]) / 2) - p0 for t in texts
+               if o0 <= ((t[0] + t[2]) / 2 if axis == 1 else (t[1] + t[3]) / 2) < o1]
+    least = MIN_LINE_PIECE * (h if axis == 1 else w)  # panels cut off by a line are not thin
+
+    def keep(a: int, b: int) -> bool:
+        beside_gutter = open_[max(0, a - edge):a].any() or open_[b:b + edge].any()
+        both_sides = any(c < a for c in centres) and any(c > b for c in centres)
+        return (not beside_gutter and both_sides and a >= least and len(share) - b >= least
+                and _longest_run(~covered[a:b, c0:c1].any(axis=0)) <= LINE_GAP * (c1 - c0))  # unbroken
+
+    return [(a, b) for a, b in found if keep(a, b)]
+
+
+def _longest_run(flags: np.ndarray) -> int:
+    """The longest run of True in a 1-D bool array."""
+    padded = np.concatenate(([0], flags.astype(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(padded))
+    return int((edges[1::2] - edges[::2]).max(initial=0))
+
+
 def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = ()) -> list[Box]:
     """Panel boxes (x0, y0, x1, y1) of the grayscale page `gray` (H, W uint8) in reading order,
     from the straight gutters only (rule 1)."""
@@ -169,45 +214,7 @@ def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Bo
     out: list[Box] = []
 
     def lines(x0: int, y0: int, x1: int, y1: int, axis: int) -> list[tuple[int, int]]:
-        seen = known[y0:y1, x0:x1].sum(axis=axis)
-        share = np.where(seen >= LINE_SEEN * (x1 - x0 if axis == 1 else y1 - y0),
-                         dark[y0:y1, x0:x1].sum(axis=axis) / np.maximum(1, seen), 0.0)
-        region = ~paper[y0:y1, x0:x1] if axis == 1 else (~paper[y0:y1, x0:x1]).T
-        ink = region.mean(axis=1)
-        edge = BORDER_REACH + LINE_SIDE
-        inked = np.flatnonzero(region.any(axis=0))  # the content's extent along the line (no margins)
-        c0, c1 = (int(inked[0]), int(inked[-1]) + 1) if len(inked) else (0, region.shape[1])
-        framed = region[:, c0:c0 + edge].any(axis=1) & region[:, max(c0, c1 - edge):c1].any(axis=1)  # a frame's sides
-        open_ = (ink <= LINE_GUTTER) & ~framed  # a gutter's line: (almost) empty and unframed
-
-        def beside_gutter(a: int, b: int) -> bool:
-            return bool(open_[max(0, a - edge):a].any() or open_[b:b + edge].any())
-
-        # text on both sides: a line with text on one side only is the artwork's (a drawn frame,
-        # a window, a horizon) as often as a border, and cutting there changes no order
-        o0, o1 = (x0, x1) if axis == 1 else (y0, y1)
-        p0 = y0 if axis == 1 else x0
-        centres = [((t[1] + t[3]) / 2 if axis == 1 else (t[0] + t[2]) / 2) - p0 for t in ignore
-                   if o0 <= ((t[0] + t[2]) / 2 if axis == 1 else (t[1] + t[3]) / 2) < o1]
-
-        def text_both_sides(a: int, b: int) -> bool:
-            return not LINE_NEEDS_TEXT or (any(c < a for c in centres) and any(c > b for c in centres))
-
-        covered = (dark[y0:y1, x0:x1] | ~known[y0:y1, x0:x1])
-        covered = covered if axis == 1 else covered.T
-
-        def unbroken(a: int, b: int) -> bool:  # from one side of the content to the other, no long gap
-            gaps = ~covered[a:b, c0:c1].any(axis=0)
-            longest = run = 0
-            for g in gaps:
-                run = run + 1 if g else 0
-                longest = max(longest, run)
-            return longest <= LINE_GAP * (c1 - c0)
-
-        piece = MIN_LINE_PIECE * (h if axis == 1 else w)  # panels cut off by a line are not thin
-        return [(a, b) for a, b in _border_lines(share, max_line, min_line)
-                if not beside_gutter(a, b) and a >= piece and len(share) - b >= piece and text_both_sides(a, b)
-                and unbroken(a, b)]
+        return _shared_borders(paper, dark, known, ignore, (x0, y0, x1, y1), axis, (min_line, max_line))
 
     def split(x0: int, y0: int, x1: int, y1: int, depth: int) -> None:
         region = paper[y0:y1, x0:x1]
