@@ -31,6 +31,22 @@ def default_outside() -> dict[str, str]:
     return dict.fromkeys(OUTSIDE_KINDS, "translate")
 
 
+def outside_from(data, where: str = "outside") -> dict[str, str]:
+    """The policies for text outside bubbles from a file's object (None: the defaults). A kind
+    this build does not know is kept (a newer build's); ValueError names a policy it does not
+    know, or an object that is none."""
+    out = default_outside()
+    if data is None:
+        return out
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected an object")
+    for kind, policy in data.items():
+        if kind in OUTSIDE_KINDS and policy not in OUTSIDE_POLICIES:
+            raise ValueError(f"{where}.{kind}: must be one of {', '.join(OUTSIDE_POLICIES)}, not {policy!r}")
+        out[str(kind)] = policy
+    return out
+
+
 def outside_group(kind: str) -> str | None:
     """The policy a block of `kind` follows: "caption", "sfx", or None (bubbles, plain "text" and
     boxes the user drew are always translated in place)."""

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from app.core.document import OUTSIDE_KINDS, OUTSIDE_POLICIES, Block, Page, Project, default_outside
+from app.core.document import Block, Page, Project, outside_from
 from app.core.export import EXPORT_FORMAT, EXPORT_MINOR, EXPORT_VERSION
 from app.core.versioning import FileSchema, unknown_keys, upgrade
 from app.errors import UserError
@@ -68,26 +68,12 @@ def project_from_export(data: dict, path: str | os.PathLike = "<export>") -> Pro
         return Project(source=str(data["source"]), pages=pages, order=order if order in ("rtl", "ltr") else "rtl",
                        style=style, extra={EXPORT_FORMAT: extra} if extra else {}, read_only=opened.read_only,
                        series_uuid=str(data.get("series_uuid") or ""), volume_uuid=str(data.get("volume_uuid") or ""),
-                       outside=_outside(data.get("outside")))
+                       outside=outside_from(data.get("outside")))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         if opened.read_only:
             raise UserError(f"{opened.read_only} (This one cannot read it: {type(exc).__name__}: {exc})") from exc
         raise UserError(f"{path}: damaged JSON export ({type(exc).__name__}: {exc}). Export the project "
                         "again from the app.") from exc
-
-
-def _outside(data) -> dict[str, str]:
-    """The policies for text outside bubbles (1.2; absent: the defaults, translate in place)."""
-    out = default_outside()
-    if data is None:
-        return out
-    if not isinstance(data, dict):
-        raise TypeError("outside: expected an object")
-    for kind, policy in data.items():
-        if kind in OUTSIDE_KINDS and policy not in OUTSIDE_POLICIES:
-            raise ValueError(f"outside.{kind}: must be one of {', '.join(OUTSIDE_POLICIES)}, not {policy!r}")
-        out[str(kind)] = str(policy)
-    return out
 
 
 def _page(data: dict, where: str) -> Page:

@@ -41,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from app import __version__
-from app.core.document import OUTSIDE_KINDS, OUTSIDE_POLICIES, Block, Page, Project, default_outside
+from app.core.document import Block, Page, Project, default_outside, outside_from
 from app.core.versioning import FileSchema, unknown_keys, upgrade, with_unknown
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict, stroke_to_dict
@@ -275,17 +275,12 @@ class _Reader:
         return value
 
     def outside(self, data, where: str) -> dict[str, str]:
-        """The policies for text outside bubbles; absent: the defaults. A kind this build does not
-        know is kept (a newer build's), a policy it does not know is an error naming the key."""
-        out = default_outside()
-        if data is None:
-            return out
-        data = self.obj(data, where)
-        for kind, policy in data.items():
-            if kind in OUTSIDE_KINDS and policy not in OUTSIDE_POLICIES:
-                self.fail(f"{where}.{kind}", f"must be one of {', '.join(OUTSIDE_POLICIES)}, not {policy!r}")
-            out[kind] = policy
-        return out
+        """The policies for text outside bubbles (document.outside_from); an error names the key."""
+        try:
+            return outside_from(data, where)
+        except ValueError as exc:
+            where, _, why = str(exc).partition(": ")
+            self.fail(where, why)
 
     def block_style(self, data, where: str):
         try:

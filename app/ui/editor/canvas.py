@@ -12,6 +12,8 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsPixmapItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView, QMenu
 
 from app.core.document import Page
+from app.core.edits import HAND_KINDS
+from app.ui.editor.block_panel import KIND_NAMES
 from app.ui.editor.items import SELECTED_COLOR, BlockItem, InlineEditorItem
 
 MIN_ZOOM, MAX_ZOOM = 0.05, 16.0
@@ -20,7 +22,7 @@ EMPTY_HINT = ("Open a folder or an archive of pages\n(File > Open folder, Ctrl+O
               "that come with the app.")
 
 
-HAND_KIND_LABELS = {"bubble": "Bubble", "caption": "Caption (free text)", "sfx": "Sound effect"}
+HAND_KIND_LABELS = {k: KIND_NAMES[k].capitalize() for k in HAND_KINDS}  # Bubble, Caption (free text), Sound effect
 
 class Mode(enum.Enum):
     SELECT = "select"
