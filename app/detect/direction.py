@@ -5,8 +5,12 @@ text's own layout decides:
 
 1. The text's ink (app.detect.ink.text_ink): dark pixels of the box inside the bubble, without
    what touches the box's edge (the bubble's outline, artwork around it).
-2. The glyph size `s`: the 80th percentile of the ink components' longer sides (most kana and
-   kanji are one component that spans most of the em).
+2. The glyph size `s`: the longer side of the ink components, the 60th percentile weighted by
+   their ink (GLYPH_SHARE; most kana and kanji are one component that spans most of the em;
+   screentone dots and dakuten weigh little). Specks far from every glyph (screentone dots
+   inside the box) are set aside. A text line is at least one em thick, so where the thinner
+   of the two median strip thicknesses (step 3) is larger than `s` (kanji made of several
+   components: 級, 明), it is the em and the strips are cut again with it.
 3. Strips: cutting the ink along empty columns gives candidate text columns, along empty rows
    candidate text lines (gaps narrower than GAP_MERGE x s are parts of one glyph, not gaps).
 4. The decision:
@@ -29,7 +33,7 @@ import math
 
 import numpy as np
 
-from app.detect.ink import MIN_INK_PX, glyph_size, text_ink
+from app.detect.ink import MIN_INK_PX, text_ink
 
 Box = tuple[float, float, float, float]
 
@@ -39,6 +43,9 @@ LINE_MIN = 1.8  # glyphs: a strip at least this long is a line of text
 COLUMN_MAX = 2.5  # x s: a text line is not much thicker than a glyph
 GRID_GAP_WEIGHT = 1.5  # weight of the gap ratio against the length ratio in a grid
 BLOB_WIDE = 1.2  # one glyph (or touching glyphs): vertical, manga's default, unless this much wider than tall
+GLYPH_SHARE = 0.6  # the glyph size: this share of the ink lies in components no larger
+SPECK_SIDE = 0.3  # x s: a component this small ...
+SPECK_AWAY = 0.5  # x s: ... this far from every component of at least half a glyph is a speck, not text
 
 
 def _strips(ink: np.ndarray, axis: int, s: float) -> tuple[int, float, float, float]:
@@ -65,17 +72,64 @@ def _strips(ink: np.ndarray, axis: int, s: float) -> tuple[int, float, float, fl
             float(np.median(gaps)) if gaps else 0.0)
 
 
+def _components(ink: np.ndarray) -> np.ndarray:
+    """(n, 5) stats (x, y, w, h, area) of the 8-connected ink components, background left out."""
+    import cv2
+
+    _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    return stats[1:]
+
+
+def _glyph_size(ink: np.ndarray) -> float:
+    """The components' longer side below which GLYPH_SHARE of the ink lies (0 without ink)."""
+    stats = _components(ink)
+    if len(stats) == 0:
+        return 0.0
+    side = np.maximum(stats[:, 2], stats[:, 3])
+    order = np.argsort(side, kind="stable")
+    weight = np.cumsum(stats[order, 4]) / stats[:, 4].sum()
+    return float(side[order][min(len(order) - 1, int(np.searchsorted(weight, GLYPH_SHARE)))])
+
+
+def _without_specks(ink: np.ndarray, s: float) -> np.ndarray:
+    """`ink` without components smaller than SPECK_SIDE x s lying farther than SPECK_AWAY x s
+    from every component of half a glyph or more (screentone dots, not a dakuten or a period)."""
+    import cv2
+
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    side = np.maximum(stats[:, 2], stats[:, 3])
+    big = np.flatnonzero(side[1:] >= 0.5 * s) + 1
+    small = np.flatnonzero(side[1:] < SPECK_SIDE * s) + 1
+    if len(big) == 0 or len(small) == 0:
+        return ink
+    x0, y0 = stats[:, 0], stats[:, 1]
+    x1, y1 = x0 + stats[:, 2], y0 + stats[:, 3]
+    keep = np.ones(n, dtype=bool)
+    keep[0] = False
+    for i in small:
+        dx = np.maximum(0, np.maximum(x0[big] - x1[i], x0[i] - x1[big]))
+        dy = np.maximum(0, np.maximum(y0[big] - y1[i], y0[i] - y1[big]))
+        keep[i] = float(np.min(np.hypot(dx, dy))) <= SPECK_AWAY * s
+    return keep[labels].astype(np.uint8)
+
+
 def ink_is_vertical(ink: np.ndarray) -> bool | None:
     """True for columns, False for rows, None when `ink` (a text mask) holds too little to tell."""
     ys, xs = np.nonzero(ink)
     if len(xs) < MIN_INK_PX:
         return None
-    ink = ink[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
-    s = glyph_size(ink)
+    s = _glyph_size(ink)
     if s <= 0:
         return None
+    ink = _without_specks(ink, s)
+    ys, xs = np.nonzero(ink)
+    ink = ink[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
     nx, tx, lx, gx = _strips(ink, 0, s)  # candidate columns
     ny, ty, ly, gy = _strips(ink, 1, s)  # candidate lines
+    if min(tx, ty) > s:  # glyphs of several components: the em is the line's thickness
+        s = min(tx, ty)
+        nx, tx, lx, gx = _strips(ink, 0, s)
+        ny, ty, ly, gy = _strips(ink, 1, s)
     if nx >= 2 and ny < 2:
         return lx / s >= LINE_MIN and tx <= COLUMN_MAX * s
     if ny >= 2 and nx < 2:

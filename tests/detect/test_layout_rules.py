@@ -67,6 +67,50 @@ def test_empty_box_cannot_tell():
     assert writing_direction(gray_page(page), (20, 20, 180, 180)) is None
 
 
+def _toned_page(text: str, face, size: int, bubble: tuple[int, int, int, int], tone_from: int = 0):
+    """A page of screentone (dots of 5 px every 9 px, from row `tone_from` down) with a white
+    ellipse `bubble` over it and `text` set vertically in its middle."""
+    page = Image.new("L", (300, 420), 255)
+    draw = ImageDraw.Draw(page)
+    for y in range(tone_from, page.height, 9):
+        for x in range((y // 9) % 2 * 4, page.width, 9):
+            draw.ellipse((x - 2, y - 2, x + 2, y + 2), fill=0)
+    draw.ellipse(bubble, fill=255, outline=0, width=2)
+    mask = render([text], TextStyle(face, size), True)
+    cx, cy = (bubble[0] + bubble[2]) // 2, (bubble[1] + bubble[3]) // 2
+    page.paste(0, (cx - mask.width // 2, cy - mask.height // 2), mask)
+    return gray_page(page)
+
+
+def test_screentone_dots_in_the_box_are_not_text():
+    # a box that cuts through the bubble's sides (so the bubble's inside is not found) and
+    # reaches into the tone below it: the dots there are specks far from the glyphs, set aside;
+    # counted as ink, their row of dots made the two characters look like a line
+    for face in find_faces():
+        for size in (30, 37):
+            for text in ("たと", "オ！", "うん", "そう"):
+                page = _toned_page(text, face, size, (100, 100, 185, 243), tone_from=250)
+                assert writing_direction(page, (104, 96, 181, 262)) is True, (face.name, size, text)
+
+
+def test_kanji_of_several_strokes_in_a_toned_bubble_are_a_column():
+    # 級 and 粉 are several ink components each: the glyph size is weighted by ink, so the small
+    # pieces (and the tone around a thin bubble) do not shrink it below the real em
+    face = next(f for f in find_faces() if f.name == "NotoSansCJK-Bold")
+    for text in ("「級君由ゲ」", "「粉時林」", "「縁結び」"):
+        page = _toned_page(text, face, 34, (100, 40, 175, 379))
+        assert writing_direction(page, (98, 37, 173, 380)) is True, text
+
+
+def test_the_em_is_at_least_a_lines_thickness():
+    # four columns of serif kana and kanji (a synthetic page): the components are smaller than
+    # the em, a column is not; with the components' size alone the rows of the grid looked like lines
+    image, truth = generate_page(7373, 4)
+    block = next(b for b in truth["blocks"] if b["lines"][0] == "「門暑西")
+    assert block["vertical"] and len(block["lines"]) == 4
+    assert writing_direction(gray_page(image), block["box"]) is True
+
+
 def test_direction_accuracy_on_synthetic_pages(synth_pages):
     by_ink = by_shape = total = 0
     for image, truth in synth_pages:
