@@ -45,7 +45,9 @@ panel, beside its border, is not); a page without borders is cut at its plain pa
 that share one border line, with no gutter between them, are cut at that line: a thin straight
 line dark across the piece (LINE_INK of it, outside text and bubbles; at most MAX_LINE thick),
 lighter on both sides, alone (screentone and hatching are series of lines), and not beside a
-gutter (that is a panel's own border). A page with no gutter is one panel. No Qt; numpy, and OpenCV for rule 2.
+gutter (that is a panel's own border). A piece that no gutter crosses is looked at again once
+its margins are trimmed: a line too light across the page, beside a wide margin, can cross the
+piece from border to border. A page with no gutter is one panel. No Qt; numpy, and OpenCV for rule 2.
 """
 from __future__ import annotations
 
@@ -232,7 +234,12 @@ def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Bo
                 split(x0 + a, y0, x0 + b, y1, depth + 1)
             return
         if cols:
+            trimmed = cols[0][1] - cols[0][0] < x1 - x0
             x0, x1 = x0 + cols[0][0], x0 + cols[0][1]
+            # a border line across the panel, once the margins beside it are trimmed away
+            if trimmed and depth < MAX_DEPTH and lines(x0, y0, x1, y1, 1):
+                split(x0, y0, x1, y1, depth + 1)
+                return
         if x1 > x0 and y1 > y0:
             out.append((float(x0), float(y0), float(x1), float(y1)))
 

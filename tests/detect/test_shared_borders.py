@@ -35,11 +35,11 @@ def _glyphs(draw: ImageDraw.ImageDraw, box) -> None:
         draw.rectangle((x0 + 3, y, x1 - 3, y + 10), fill=0)
 
 
-def _shared_border_page(hatch: bool = False):
-    """One bordered frame cut into two tiers by a single 4 px line (no gutter); the top tier
-    holds a box high on the left and one lower on the right, the bottom tier one high on the
-    right and one low on the left."""
-    page = Image.new("L", (600, 800), 255)
+def _shared_border_page(hatch: bool = False, width: int = 600):
+    """One bordered frame (20..580 across) cut into two tiers by a single 4 px line (no
+    gutter) on a page `width` wide; the top tier holds a box high on the left and one lower on
+    the right, the bottom tier one high on the right and one low on the left."""
+    page = Image.new("L", (width, 800), 255)
     draw = ImageDraw.Draw(page)
     draw.rectangle((20, 20, 580, 780), outline=0, width=4)
     draw.rectangle((20, 398, 580, 401), fill=0)  # the shared border
@@ -66,6 +66,17 @@ def test_tiers_sharing_one_border_line_are_two_panels():
     assert reading_order(boxes, "rtl", found) == [1, 0, 2, 3]
     regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
     assert [r.box[:2] for r in regions] == [(460.0, 240.0), (60.0, 40.0), (460.0, 440.0), (60.0, 660.0)]
+
+
+def test_a_border_line_is_found_beside_a_wide_margin():
+    # the frame fills 70 % of the page's width, white paper beside it: across the whole page
+    # the line is too light to be a border; across the frame, once the margin is trimmed, it is one
+    page, boxes = _shared_border_page(width=800)
+    found = find_panels(gray_page(page), "rtl", ignore=boxes)
+    assert len(found) == 2, found
+    assert abs(found[0][3] - 398) <= 4 and abs(found[1][1] - 402) <= 4
+    assert found[0][2] <= 584  # the margin is no part of a panel
+    assert reading_order(boxes, "rtl", found) == [1, 0, 2, 3]
 
 
 def test_without_the_border_line_rule_the_frame_is_one_panel(monkeypatch):
