@@ -101,6 +101,7 @@ class _Group:
     polygon: tuple[tuple[float, float], ...] | None
     text_box: Box | None = None  # union of absorbed text boxes (decides the vertical flag)
     found_bubble: bool = False  # a text box widened to the bubble found around it
+    parts: tuple[Box, ...] = ()  # the text boxes joined in that bubble (columns found one by one)
 
 
 def _merge_duplicates(dets: list[Detection]) -> list[_Group]:
@@ -190,9 +191,9 @@ def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], 
 
         groups = [g for g in groups if not is_line_art(page, pad_box(g.box, image_size))]
         if widen_text or (widen_text is None and not any(d.kind == "bubble" for d in dets)):
-            _widen_to_bubbles(groups, page)
+            groups = _widen_to_bubbles(groups, page)
         _name_free_text(groups, page)
-        layout = panel_layout(page, order, ignore=[g.text_box if g.found_bubble else g.box for g in groups],
+        layout = panel_layout(page, order, ignore=[t for g in groups for t in (g.parts if g.found_bubble else (g.box,))],
                               bubbles=[g.polygon for g in groups if g.found_bubble])
         if layout.sure:  # an unsure finder is never used: the page-wide rule
             panels, crowded = list(layout.panels), layout.crowded
@@ -202,23 +203,59 @@ def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], 
             for i in reading_order(boxes, order, panels, crowded)]
 
 
-def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> None:
-    """A text detection (tight around its glyphs) inside a closed bubble becomes that bubble:
-    kind "bubble", the bubble's box and outline (app.detect.bubbles), its own box kept as the
-    text's (the writing direction reads it). Text on artwork keeps its box."""
+def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> list[_Group]:
+    """The groups with every text detection (tight around its glyphs) inside a closed bubble
+    become that bubble: kind "bubble", the bubble's box and outline (app.detect.bubbles), its
+    own box kept as the text's (the writing direction reads it). Text boxes in the same bubble
+    (columns a text detector found one by one; a box whose own search found no bubble, its
+    centre inside one found for another) become one block, their boxes joined as its text:
+    one bubble, one translation. Text on artwork keeps its box."""
     from app.detect.bubbles import bubble_around, paper_level
+
+    def same(a: Box, b: Box) -> bool:
+        return intersection(a, b) > 0.5 * min(area(a), area(b))
 
     level = paper_level(page)
     bubbles = [g.box for g in groups if g.kind == "bubble"]  # a detected bubble is never replaced
+    widened: list[_Group] = []
+    joined: set[int] = set()
     for g in groups:
         if g.kind != "text":
             continue
         found = bubble_around(page, g.box, level)
         if found is None or len(found.polygon) < 3:
             continue
-        if any(intersection(found.box, b) > 0.5 * min(area(found.box), area(b)) for b in bubbles):
+        if any(same(found.box, b) for b in bubbles):
             continue  # a detected bubble is there already
+        host = next((w for w in widened if same(found.box, w.box)), None)
+        if host is not None:  # another column of a bubble found already
+            host.text_box = union_box(host.text_box or host.box, g.box)
+            host.parts = (*host.parts, g.box)
+            host.score = max(host.score, g.score)
+            joined.add(id(g))
+            continue
         g.text_box, g.kind, g.box, g.polygon, g.found_bubble = g.box, "bubble", found.box, found.polygon, True
+        g.parts = (g.text_box,)
+        widened.append(g)
+    for g in groups:  # a text box whose own bubble was not found, inside one found for another
+        if g.kind != "text" or area(g.box) <= 0:
+            continue
+        host = max(widened, key=lambda w: intersection(w.box, g.box), default=None)
+        if (host is not None and intersection(host.box, g.box) >= CONTAINED * area(g.box)
+                and _inside(host.polygon, ((g.box[0] + g.box[2]) / 2, (g.box[1] + g.box[3]) / 2))):
+            host.text_box = union_box(host.text_box or host.box, g.box)
+            host.parts = (*host.parts, g.box)
+            host.score = max(host.score, g.score)
+            joined.add(id(g))
+    return [g for g in groups if id(g) not in joined]
+
+
+def _inside(polygon, point: tuple[float, float]) -> bool:
+    """Is `point` inside `polygon` ((x, y) vertices)?"""
+    import cv2
+
+    contour = np.asarray(polygon, dtype=np.float32).reshape(-1, 1, 2)
+    return cv2.pointPolygonTest(contour, (float(point[0]), float(point[1])), False) >= 0
 
 
 def _name_free_text(groups: list[_Group], page: np.ndarray) -> None:

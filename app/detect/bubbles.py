@@ -2,8 +2,9 @@
 
 Text detectors (comic-text-segmenter, manga-text-detector) give boxes tight around the glyphs.
 The bubble around such a box is found from the page itself: the box is taken as paper (its
-glyphs set aside), and the paper-coloured pixels connected to it (4-connected) are the bubble's
-inside, up to its outline. When that region runs off too far (more than MAX_GROWTH x the box's
+glyphs set aside: the dark components inside it; a dark line running on beyond the box, the
+bubble's outline where the box overlaps it, stays), and the paper-coloured pixels connected to
+the paper the box mostly lies on (4-connected) are the bubble's inside, up to its outline. When that region runs off too far (more than MAX_GROWTH x the box's
 area, or MAX_PAGE_SHARE of the page), reaches the page's edge or is ragged (less than
 MIN_SOLIDITY of its convex hull: the paper around artwork), the text is not in a closed bubble
 (on artwork, on a background, in a bubble whose outline is open): there is none.
@@ -40,6 +41,26 @@ def paper_level(gray: np.ndarray) -> float:
     return float(np.percentile(gray[:: max(1, gray.shape[0] // 256), :: max(1, gray.shape[1] // 256)], 95))
 
 
+def _glyphs_in_box(paper: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    """(box-sized uint8) the dark pixels of `box` in the window's `paper` mask that belong to
+    its text: dark components lying inside the box. A dark line running on outside the box
+    (the bubble's outline where the box overlaps it, artwork) is not the text's and stays."""
+    import cv2
+
+    bx0, by0, bx1, by1 = box
+    h, w = paper.shape
+    ex0, ey0, ex1, ey1 = max(0, bx0 - 1), max(0, by0 - 1), min(w, bx1 + 1), min(h, by1 + 1)
+    dark = (1 - paper[ey0:ey1, ex0:ex1]).astype(np.uint8)
+    n, labels = cv2.connectedComponents(dark, connectivity=8)
+    ring = np.ones(labels.shape, dtype=bool)
+    ring[by0 - ey0:by1 - ey0, bx0 - ex0:bx1 - ex0] = False  # the pixels just outside the box
+    crossing = np.zeros(n, dtype=bool)
+    crossing[np.unique(labels[ring])] = True
+    crossing[0] = False
+    inner = labels[by0 - ey0:by1 - ey0, bx0 - ex0:bx1 - ex0]
+    return ((inner > 0) & ~crossing[inner]).astype(np.uint8)
+
+
 def bubble_around(gray: np.ndarray, box: Box, level: float | None = None) -> Bubble | None:
     """The bubble holding the text `box` ((x0, y0, x1, y1) pixels of the grayscale page `gray`),
     or None when the text is not inside a closed bubble."""
@@ -61,9 +82,12 @@ def bubble_around(gray: np.ndarray, box: Box, level: float | None = None) -> Bub
     bx1, by1 = min(wx1 - wx0, int(round(x1)) - wx0), min(wy1 - wy0, int(round(y1)) - wy0)
     if bx1 <= bx0 or by1 <= by0:
         return None
-    paper[by0:by1, bx0:bx1] = 1
+    paper[by0:by1, bx0:bx1] |= _glyphs_in_box(paper, (bx0, by0, bx1, by1))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(paper, connectivity=4)
-    label = labels[(by0 + by1) // 2, (bx0 + bx1) // 2]
+    inside = labels[by0:by1, bx0:bx1]
+    counts = np.bincount(inside.ravel(), minlength=n)
+    counts[0] = 0
+    label = int(counts.argmax())  # the paper the box mostly lies on
     if label == 0:
         return None
     sx, sy, sw, sh, count = stats[label]

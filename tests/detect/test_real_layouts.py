@@ -155,6 +155,57 @@ def test_text_box_inside_a_bubble_becomes_the_bubble():
     assert plain[0].kind == "text" and plain[0].box == tuple(float(v) for v in text)
 
 
+def test_a_text_box_over_the_bubbles_outline_finds_the_bubble_not_the_paper_beside_it():
+    # a bubble open to the panel's left edge (its outline meets the frame), white paper beside
+    # it; the annotated or detected text box reaches over the outline on the right. Painting the
+    # whole box as paper opened the outline: the paper beside the bubble joined it
+    page = Image.new("L", (700, 500), 255)
+    draw = ImageDraw.Draw(page)
+    draw.ellipse((-120, 40, 200, 330), fill=255, outline=0, width=3)  # cut by the frame at x=10
+    draw.rectangle((10, 10, 690, 490), outline=0, width=4)
+    draw.rectangle((330, 14, 686, 486), fill=60)  # artwork on the right: the white between is paper
+    text = (60, 110, 205, 260)  # reaches 5 px over the outline (x = 200)
+    _glyphs(draw, (60, 110, 180, 260))
+    found = bubble_around(gray_page(page), text)
+    assert found is not None
+    assert found.box[2] <= 210, found.box  # the bubble's right edge, not the paper up to the artwork
+    assert found.box[0] <= 16 and found.box[1] <= 50 and found.box[3] >= 320
+
+
+def test_text_boxes_in_one_bubble_are_one_block():
+    # a text detector finds the bubble's two columns one by one: one bubble, one block (one
+    # translation lettered in it), the boxes joined as its text
+    page = Image.new("L", (400, 400), 255)
+    draw = ImageDraw.Draw(page)
+    bubble = (115, 95, 285, 325)
+    draw.ellipse(bubble, fill=255, outline=0, width=4)
+    right, left = (200, 140, 260, 280), (140, 150, 200, 290)
+    _glyphs(draw, right)
+    _glyphs(draw, left)
+    gray = gray_page(page)
+    regions = build_regions([Detection(right, "text", 0.9), Detection(left, "text", 0.8)], page.size, "rtl",
+                            page=gray)
+    assert len(regions) == 1, regions
+    (r,) = regions
+    assert r.kind == "bubble" and r.vertical and r.score == 0.9
+    assert all(abs(a - b) <= 6 for a, b in zip(r.box, bubble)), r.box
+    # a small box in the same bubble (too small for its own search to take the bubble: MAX_GROWTH)
+    # joins it too
+    small = (175, 295, 205, 315)
+    _glyphs(draw, small)
+    gray = gray_page(page)
+    assert bubble_around(gray, small) is None
+    regions = build_regions([Detection(b, "text", 0.9) for b in (right, left, small)], page.size, "rtl", page=gray)
+    assert [r.kind for r in regions] == ["bubble"], regions
+    # a text box in another bubble stays a block of its own
+    draw.ellipse((330, 20, 395, 120), fill=255, outline=0, width=3)
+    other = (350, 45, 375, 95)
+    _glyphs(draw, other)
+    regions = build_regions([Detection(b, "text", 0.9) for b in (right, left, other)], page.size, "rtl",
+                            page=gray_page(page))
+    assert len(regions) == 2 and all(r.kind == "bubble" for r in regions)
+
+
 def test_a_bubble_straddling_the_gutter_keeps_both_panels():
     page, bubble, text, on_art = _bubble_page()
     gray = gray_page(page)
