@@ -22,6 +22,11 @@ order). The annotated text boxes go in as detections of a text detector (kind "t
   stays inside the annotated panel it belongs to.
 
     python bench/real_pages.py [--data DIR] [--books a,b] [--json] [--draw DIR --draw-pages book:idx,...]
+                               [--letter DIR]
+
+--letter writes the chosen pages (--draw-pages) lettered with the annotators' English, cleaned
+by OpenCV, through the app's export (app.core.rendering): how a page read with a text
+detector comes out, each text box widened to its bubble. Only for looking at, never committed.
 
 The data is CC BY-NC: this reads it where it lies and writes nothing of it into the repository.
 About half a second a page on a shared CPU.
@@ -273,7 +278,37 @@ def _draw(path: Path, image, regions, panels, sure, frames) -> None:
     out.save(path)
 
 
-def run(data: Path, books: list[str] | None, order: str, draw: Path | None, draw_pages: set[str]) -> dict:
+def letter_page(out: Path, data: Path, page: dict, order: str) -> Path:
+    """`page` lettered with the annotators' English (each block: the English of the text boxes it
+    covers, in their order) into `out`/<book>_<index>.png; the path written."""
+    import shutil
+    import tempfile
+    from dataclasses import replace
+
+    from app.core.document import Page, Project
+    from app.core.pipeline import build_blocks
+    from app.core.rendering import export_translated, translated_options
+    from app.render.inpaint import load_inpainter
+
+    image = Image.open(data / page["image_paths"]["ja"]).convert("RGB")
+    truth = [_box(t) for t in page["text"]]
+    blocks = []
+    for b in build_blocks([Detection(t, "text", 0.9) for t in truth], image.size, order, page=gray_page(image)):
+        covered = [k for k, t in enumerate(truth) if intersection(t, b.box) >= COVERED * max(1e-6, (t[2] - t[0]) * (t[3] - t[1]))]
+        blocks.append(replace(b, ocr_text="".join(page["text"][k].get("text_ja", "") for k in covered),
+                              translation=" ".join(page["text"][k].get("text_en", "") for k in covered)))
+    with tempfile.TemporaryDirectory() as tmp:
+        image.save(Path(tmp) / "page.png")
+        project = Project(source=tmp, pages=[Page("page.png", image.width, image.height, tuple(blocks), processed=True)])
+        export_translated(project, "png", Path(tmp) / "out", load_inpainter("opencv"), translated_options("en"))
+        out.mkdir(parents=True, exist_ok=True)
+        target = out / f"{Path(page['image_paths']['ja']).parts[-3]}_{page['page_index']:03d}.png"
+        shutil.copyfile(Path(tmp) / "out" / "page.png", target)
+    return target
+
+
+def run(data: Path, books: list[str] | None, order: str, draw: Path | None, draw_pages: set[str],
+        letter: Path | None = None) -> dict:
     annotation = json.loads((data / "annotation.json").read_text(encoding="utf-8"))
     started = time.perf_counter()
     per_book, total = {}, Book("all")
@@ -287,6 +322,8 @@ def run(data: Path, books: list[str] | None, order: str, draw: Path | None, draw
             key = f"{name}:{page['page_index']}"
             target = draw if (draw is not None and (not draw_pages or key in draw_pages)) else None
             run_page(book, data, page, order, target)
+            if letter is not None and (not draw_pages or key in draw_pages):
+                letter_page(letter, data, page, order)
         per_book[name] = book.summary()
         failures[name] = book.failures
         total.merge(book)
@@ -320,12 +357,14 @@ def main() -> int:
     p.add_argument("--failures", action="store_true", help="list the pages out of order")
     p.add_argument("--draw", type=Path, default=None, help="write the pages with blocks and panels drawn here")
     p.add_argument("--draw-pages", default="", help="book:page_index,... (default: every page)")
+    p.add_argument("--letter", type=Path, default=None,
+                   help="write the chosen pages lettered with the annotators' English here")
     args = p.parse_args()
     if not (args.data / "annotation.json").is_file():
         print(f"{args.data}: no annotation.json here; pass --data with an OpenMantra-format folder", file=sys.stderr)
         return 2
     books = [b for b in args.books.split(",") if b] or None
-    result = run(args.data, books, args.order, args.draw, {s for s in args.draw_pages.split(",") if s})
+    result = run(args.data, books, args.order, args.draw, {s for s in args.draw_pages.split(",") if s}, args.letter)
     if args.json:
         print(json.dumps(result))
         return 0
