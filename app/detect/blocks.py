@@ -215,6 +215,12 @@ def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> list[_Group]:
     def same(a: Box, b: Box) -> bool:
         return intersection(a, b) > 0.5 * min(area(a), area(b))
 
+    def join(host: _Group, g: _Group) -> None:
+        host.text_box = union_box(host.text_box or host.box, g.box)
+        host.parts = (*host.parts, g.box)
+        host.score = max(host.score, g.score)
+        joined.add(id(g))
+
     level = paper_level(page)
     bubbles = [g.box for g in groups if g.kind == "bubble"]  # a detected bubble is never replaced
     widened: list[_Group] = []
@@ -229,10 +235,7 @@ def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> list[_Group]:
             continue  # a detected bubble is there already
         host = next((w for w in widened if same(found.box, w.box)), None)
         if host is not None:  # another column of a bubble found already
-            host.text_box = union_box(host.text_box or host.box, g.box)
-            host.parts = (*host.parts, g.box)
-            host.score = max(host.score, g.score)
-            joined.add(id(g))
+            join(host, g)
             continue
         g.text_box, g.kind, g.box, g.polygon, g.found_bubble = g.box, "bubble", found.box, found.polygon, True
         g.parts = (g.text_box,)
@@ -243,10 +246,7 @@ def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> list[_Group]:
         host = max(widened, key=lambda w: intersection(w.box, g.box), default=None)
         if (host is not None and intersection(host.box, g.box) >= CONTAINED * area(g.box)
                 and _inside(host.polygon, ((g.box[0] + g.box[2]) / 2, (g.box[1] + g.box[3]) / 2))):
-            host.text_box = union_box(host.text_box or host.box, g.box)
-            host.parts = (*host.parts, g.box)
-            host.score = max(host.score, g.score)
-            joined.add(id(g))
+            join(host, g)
     return [g for g in groups if id(g) not in joined]
 
 
