@@ -11,7 +11,6 @@ from dataclasses import replace
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QUndoStack
 from PySide6.QtWidgets import (
-    QDockWidget,
     QMainWindow,
     QVBoxLayout,
     QWidget,
@@ -33,9 +32,8 @@ from app.ui.editor.undo_keys import UndoKeyRouter
 from app.ui.models.choice import ModelChoice
 from app.ui.reading import device_status
 from app.ui.reading.controller import ReadingController
-from app.ui.render.controller import RenderController
 from app.ui.script import controller as script_ui
-from app.ui.shell import actions
+from app.ui.shell import actions, window_layout
 from app.ui.shell.preferences import SettingsWriter
 from app.ui.shell.reader_export import ReaderExporter
 from app.ui.shell.session import SessionController
@@ -60,7 +58,7 @@ class MainWindow(QMainWindow):
         actions.update_enabled(self)
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self.sync_toolbar()
-        self._add_render()  # page views, style panel, mask brush, page exports
+        window_layout.add_render(self)  # page views, style panel, mask brush, page exports
         self.script = script_ui.attach(self)  # the Script dock: every block of the volume
         self.view_menu.addSeparator()
         self.view_menu.addAction(self.script.toggle)
@@ -72,7 +70,7 @@ class MainWindow(QMainWindow):
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()
-        self._add_translation()
+        window_layout.add_translation(self)  # the Translate menu, the Memory and Consistency docks
         self._connect_editing()
         self.session.refresh_recent_menu()
         scrollable_docks(self)  # a wide dock scrolls rather than widen the window past a small screen
@@ -119,8 +117,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.page_list = PageList()
         self.panel = BlockPanel()
-        docks = [self._dock("Pages", self.page_list, "pages", Qt.DockWidgetArea.LeftDockWidgetArea),
-                 self._dock("Blocks", self.panel, "blocks", Qt.DockWidgetArea.RightDockWidgetArea)]
+        docks = [window_layout.dock(self, "Pages", self.page_list, "pages", Qt.DockWidgetArea.LeftDockWidgetArea),
+                 window_layout.dock(self, "Blocks", self.panel, "blocks", Qt.DockWidgetArea.RightDockWidgetArea)]
         self.resizeDocks(docks, [210, 340], Qt.Orientation.Horizontal)
         # the Blocks dock keeps the window's full height when a dock opens at the bottom (the
         # Script view): at 1280x800 it was squeezed to three rows and wrapped its labels
@@ -144,81 +142,7 @@ class MainWindow(QMainWindow):
                                                           self.settings.device))
         self.configure_worker()
 
-    def _add_render(self) -> None:
-        """The render controller: its Style dock tabbed with Blocks, its View entries, its toolbar
-        on the first row (the reading settings keep row two), File > Export > Translated pages."""
-        from PySide6.QtWidgets import QMenu, QToolBar
-
-        ctl = self.render_ctl = RenderController(self, self.act.view_mode, self.act.mask_brush)
-        blocks = self.findChild(QDockWidget, "dock_blocks")
-        self.tabifyDockWidget(blocks, self._dock("Style", ctl.style_panel, "style", Qt.DockWidgetArea.RightDockWidgetArea))
-        blocks.raise_()
-        for entry in ctl.view_entries:
-            if entry is None:
-                self.view_menu.addSeparator()
-            elif isinstance(entry, QMenu):
-                self.view_menu.addMenu(entry)
-            else:
-                self.view_menu.addAction(entry)
-        settings_bar = self.findChild(QToolBar, "settings_toolbar")
-        self.removeToolBarBreak(settings_bar)
-        self.insertToolBar(settings_bar, ctl.toolbar)
-        self.insertToolBarBreak(settings_bar)
-        self.export_menu.addMenu(ctl.exporter.menu)
-
-    def _dock(self, title: str, widget, name: str, area, closable: bool = False) -> QDockWidget:
-        """A dock `dock_<name>` holding `widget` in `area` (movable, floatable; closable if asked)."""
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock_{name}")
-        dock.setWidget(widget)
-        features = QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-        dock.setFeatures(features | QDockWidget.DockWidgetFeature.DockWidgetClosable if closable else features)
-        self.addDockWidget(area, dock)
-        return dock
-
-    def _add_translation(self) -> None:
-        """The translation controller; its menu before Help, its button after Draw box, its status
-        widgets, the block panel's Restore of a machine translation."""
-        from PySide6.QtWidgets import QToolBar
-
-        from app.ui.translate.control import TranslationController
-
-        self.translation = tr = TranslationController(self, self)
-        menu = self.menuBar().addMenu("&Translate")
-        self.menuBar().insertMenu(self.menuBar().actions()[-2], menu)  # before Help
-        for action in tr.act.menu:
-            menu.addSeparator() if action is None else menu.addAction(action)
-        toolbar = self.findChild(QToolBar, "main_toolbar")
-        toolbar.insertAction(toolbar.actions()[toolbar.actions().index(self.act.draw) + 1], tr.act.toolbar)
-        for widget in tr.status_widgets:
-            self.statusBar().addPermanentWidget(widget)
-        self.panel.translation_restore_requested.connect(tr.restore)
-        # Translate the selected blocks: the Script view's rows when chosen there, else the page's
-        tr.selection = lambda: self.script.chosen_keys() or [(self.current, b) for b in self.selected_ids()]
-        self.script.add_row_actions([tr.act.translate_selected, tr.act.retranslate_selected])
-        self._add_series(tr.series, menu)
-
-    def _add_series(self, series, menu) -> None:
-        """The Memory and Consistency docks (tabbed with Blocks), their menu entries, the block
-        panel's translation-memory suggestions and Approve, a consistency row's jump."""
-        blocks = self.findChild(QDockWidget, "dock_blocks")
-        docks = []
-        for title, widget, name in (("Memory", series.memory_panel, "memory"),
-                                    ("Consistency", series.check_panel, "consistency")):
-            dock = self._dock(title, widget, name, Qt.DockWidgetArea.RightDockWidgetArea, closable=True)
-            self.tabifyDockWidget(blocks, dock)
-            docks.append(dock)
-        blocks.raise_()
-        series.memory_dock, series.check_dock = docks
-        memory_action = docks[0].toggleViewAction()
-        memory_action.setText("Story memory")
-        menu.addSeparator()
-        menu.addActions([memory_action, *series.menu])
-        self.panel.suggest = series.suggestions
-        self.panel.approve_requested.connect(series.approve)
-        series.jump.connect(self._jump_to_block)
-
-    def _jump_to_block(self, page: str, block_id: str) -> None:
+    def jump_to_block(self, page: str, block_id: str) -> None:
         if self.doc.has_page(page):
             self.show_page(page)
             self.select_block(block_id)
