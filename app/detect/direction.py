@@ -72,17 +72,9 @@ def _strips(ink: np.ndarray, axis: int, s: float) -> tuple[int, float, float, fl
             float(np.median(gaps)) if gaps else 0.0)
 
 
-def _components(ink: np.ndarray) -> np.ndarray:
-    """(n, 5) stats (x, y, w, h, area) of the 8-connected ink components, background left out."""
-    import cv2
-
-    _, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    return stats[1:]
-
-
-def _glyph_size(ink: np.ndarray) -> float:
-    """The components' longer side below which GLYPH_SHARE of the ink lies (0 without ink)."""
-    stats = _components(ink)
+def _glyph_size(stats: np.ndarray) -> float:
+    """The components' longer side below which GLYPH_SHARE of the ink lies (0 without ink);
+    `stats`: (n, 5) x, y, w, h, area of the ink components, background left out."""
     if len(stats) == 0:
         return 0.0
     side = np.maximum(stats[:, 2], stats[:, 3])
@@ -91,25 +83,22 @@ def _glyph_size(ink: np.ndarray) -> float:
     return float(side[order][min(len(order) - 1, int(np.searchsorted(weight, GLYPH_SHARE)))])
 
 
-def _without_specks(ink: np.ndarray, s: float) -> np.ndarray:
-    """`ink` without components smaller than SPECK_SIDE x s lying farther than SPECK_AWAY x s
+def _without_specks(labels: np.ndarray, stats: np.ndarray, s: float) -> np.ndarray:
+    """The ink (uint8 mask from the component `labels` and their `stats`, background row 0
+    included) without components smaller than SPECK_SIDE x s lying farther than SPECK_AWAY x s
     from every component of half a glyph or more (screentone dots, not a dakuten or a period)."""
-    import cv2
-
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     side = np.maximum(stats[:, 2], stats[:, 3])
+    keep = np.ones(len(stats), dtype=bool)
+    keep[0] = False
     big = np.flatnonzero(side[1:] >= 0.5 * s) + 1
     small = np.flatnonzero(side[1:] < SPECK_SIDE * s) + 1
-    if len(big) == 0 or len(small) == 0:
-        return ink
-    x0, y0 = stats[:, 0], stats[:, 1]
-    x1, y1 = x0 + stats[:, 2], y0 + stats[:, 3]
-    keep = np.ones(n, dtype=bool)
-    keep[0] = False
-    for i in small:
-        dx = np.maximum(0, np.maximum(x0[big] - x1[i], x0[i] - x1[big]))
-        dy = np.maximum(0, np.maximum(y0[big] - y1[i], y0[i] - y1[big]))
-        keep[i] = float(np.min(np.hypot(dx, dy))) <= SPECK_AWAY * s
+    if len(big) and len(small):
+        x0, y0 = stats[:, 0], stats[:, 1]
+        x1, y1 = x0 + stats[:, 2], y0 + stats[:, 3]
+        for i in small:
+            dx = np.maximum(0, np.maximum(x0[big] - x1[i], x0[i] - x1[big]))
+            dy = np.maximum(0, np.maximum(y0[big] - y1[i], y0[i] - y1[big]))
+            keep[i] = float(np.min(np.hypot(dx, dy))) <= SPECK_AWAY * s
     return keep[labels].astype(np.uint8)
 
 
@@ -118,10 +107,13 @@ def ink_is_vertical(ink: np.ndarray) -> bool | None:
     ys, xs = np.nonzero(ink)
     if len(xs) < MIN_INK_PX:
         return None
-    s = _glyph_size(ink)
+    import cv2
+
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(np.ascontiguousarray(ink, dtype=np.uint8), connectivity=8)
+    s = _glyph_size(stats[1:])
     if s <= 0:
         return None
-    ink = _without_specks(ink, s)
+    ink = _without_specks(labels, stats, s)
     ys, xs = np.nonzero(ink)
     ink = ink[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
     nx, tx, lx, gx = _strips(ink, 0, s)  # candidate columns

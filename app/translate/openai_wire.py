@@ -100,7 +100,6 @@ class WireMixin:
                 reply.finish = choice.finish_reason
         self._usage(chunk, state, reply)
 
-
     @staticmethod
     def _usage(obj, state: _Page, reply: _Reply) -> None:
         usage = getattr(obj, "usage", None)
