@@ -5,8 +5,9 @@ Two rules, the second refining the first (`panel_layout`):
 1. Straight gutters (recursive XY cut, `find_gutter_panels`), described below: exact on pages
    whose gutters run straight across, paper-white between bordered panels.
 2. Regions bounded by the gutter (`region_panels`): the gutter is the paper-coloured area
-   connected to the page's edge (white, or black on a page whose edge is dark: the colour of the
-   page's outer ring decides), whatever its course (slanted borders, gutters that stop at a tall
+   connected to the page's edge (white, black on a page whose edge is dark, or, on a page whose
+   edge is one grey, pixels within GREY_TOL of that grey: the colour of the page's outer ring
+   decides; on a grey page rule 1 reads that grey as paper and all else as ink), whatever its course (slanted borders, gutters that stop at a tall
    panel); what it does not reach falls apart into the panels. Bubbles found around the text
    boxes (app.detect.bubbles) are painted as paper first, so a bubble straddling a gutter does
    not join the two panels. A straight-cut panel holding two or more such regions (at least
@@ -17,7 +18,7 @@ cut between boxes, with PANEL_SLACK of the page's height for slanted borders), i
 the columns right to left (manga) or left to right, recursively.
 
 Panels narrower or shorter than MIN_PANEL_SIDE of the page that hold no text are slivers of a
-cut, not panels; on a dark page, a region filling less than MIN_REGION_FILL of its box is a
+cut, not panels; on a dark or grey page, a region filling less than MIN_REGION_FILL of its box is a
 shape of the artwork (a splash page's hair, a shadow), not a panel.
 
 Confidence: the layout is `sure` unless its panels overlap each other heavily (MAX_OVERLAP of
@@ -56,6 +57,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.detect.bubbles import paper_level
+
 Box = tuple[float, float, float, float]
 
 PAPER_FRACTION = 0.85  # a pixel is paper when lighter than this x the page's paper level
@@ -88,8 +91,7 @@ def _box_mask(shape: tuple[int, ...], boxes: Sequence[Box]) -> np.ndarray:
 
 def paper_mask(gray: np.ndarray, ignore: Sequence[Box] = ()) -> np.ndarray:
     """(H, W) bool: paper-coloured pixels of the grayscale page, with the `ignore` boxes as paper."""
-    level = float(np.percentile(gray[:: max(1, gray.shape[0] // 256), :: max(1, gray.shape[1] // 256)], 95))
-    paper = gray >= PAPER_FRACTION * level
+    paper = gray >= PAPER_FRACTION * paper_level(gray)
     h, w = paper.shape
     for x0, y0, x1, y1 in ignore:
         paper[max(0, int(y0)):min(h, int(np.ceil(y1))), max(0, int(x0)):min(w, int(np.ceil(x1)))] = True
@@ -250,6 +252,8 @@ def find_gutter_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Bo
 # --- rule 2: regions bounded by the gutter; the layout and its confidence --------------------
 
 DARK_LEVEL = 70  # a pixel this dark or darker is gutter on a page whose edge is dark
+GREY_TOL = 24  # on a page whose edge is one grey: a pixel this near that grey is gutter ...
+GREY_SHARE = 0.6  # ... when this share of the page's outer ring is that near its median
 RING_PX = 3  # the page's outer ring: its colour says whether gutters are paper or black
 MIN_REGION_AREA = 0.012  # of the page: smaller regions are no panels (free text, a speck of art)
 MIN_REGION_SIDE = 0.05  # of the page's side
@@ -284,12 +288,30 @@ def _inter(a: Box, b: Box) -> float:
     return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
 
 
+def _ring(gray: np.ndarray) -> np.ndarray:
+    r = RING_PX
+    return np.concatenate([gray[:r].ravel(), gray[-r:].ravel(), gray[:, :r].ravel(), gray[:, -r:].ravel()])
+
+
 def dark_gutters(gray: np.ndarray) -> bool:
     """Is the page's outer ring mostly black (a dark page: its gutters are black)?"""
-    r = RING_PX
-    ring = np.concatenate([gray[:r].ravel(), gray[-r:].ravel(), gray[:, :r].ravel(), gray[:, -r:].ravel()])
-    level = float(np.percentile(gray[:: max(1, gray.shape[0] // 256), :: max(1, gray.shape[1] // 256)], 95))
-    return bool((ring <= DARK_LEVEL).mean() > (ring >= PAPER_FRACTION * level).mean())
+    ring = _ring(gray)
+    return bool((ring <= DARK_LEVEL).mean() > (ring >= PAPER_FRACTION * paper_level(gray)).mean())
+
+
+def grey_gutters(gray: np.ndarray) -> float | None:
+    """The gutters' grey level on a page whose outer ring is one grey, neither paper nor black
+    (GREY_SHARE of it within GREY_TOL of its median); None on other pages."""
+    ring = _ring(gray).astype(np.int16)
+    g = float(np.median(ring))
+    if g <= DARK_LEVEL or g >= PAPER_FRACTION * paper_level(gray):
+        return None
+    return g if float((np.abs(ring - g) <= GREY_TOL).mean()) >= GREY_SHARE else None
+
+
+def _grey_as_paper(gray: np.ndarray, grey: float) -> np.ndarray:
+    """The page with its gutters' grey as paper (255) and everything else as ink (0)."""
+    return np.where(np.abs(gray.astype(np.int16) - grey) <= GREY_TOL, 255, 0).astype(np.uint8)
 
 
 def region_panels(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequence = (),
@@ -301,14 +323,19 @@ def region_panels(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequenc
 
 
 def _regions(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequence = (),
-             dark: bool | None = None) -> dict[Box, float]:
-    """region_panels' boxes, each with the share of its box the region fills."""
+             dark: bool | None = None, grey: float | None = None) -> dict[Box, float]:
+    """region_panels' boxes, each with the share of its box the region fills; `grey`: the
+    gutters' grey level (grey_gutters) on a grey page."""
     import cv2
 
     h, w = gray.shape
     dark = dark_gutters(gray) if dark is None else dark
-    level = float(np.percentile(gray[:: max(1, h // 256), :: max(1, w // 256)], 95))
-    colour = (gray <= DARK_LEVEL) if dark else (gray >= PAPER_FRACTION * level)
+    if dark:
+        colour = gray <= DARK_LEVEL
+    elif grey is not None:
+        colour = _grey_as_paper(gray, grey) > 0
+    else:
+        colour = gray >= PAPER_FRACTION * paper_level(gray)
     colour = colour.astype(np.uint8)
     for poly in bubbles:
         if poly is not None and len(poly) >= 3:
@@ -325,7 +352,7 @@ def _regions(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequence = (
     for i in range(1, n):
         x, y, bw, bh, count = (int(v) for v in stats[i])
         if (count >= MIN_REGION_AREA * h * w and bw >= MIN_REGION_SIDE * w and bh >= MIN_REGION_SIDE * h
-                and (not dark or count >= MIN_REGION_FILL * bw * bh)):
+                and ((not dark and grey is None) or count >= MIN_REGION_FILL * bw * bh)):
             out[(float(x), float(y), float(x + bw), float(y + bh))] = count / max(1, bw * bh)
     return out
 
@@ -372,11 +399,12 @@ def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (
     whose place decides the confidence); `bubbles`: bubble outlines (polygons) found around
     text boxes (paper too; their boxes count as paper for the straight cuts)."""
     dark = dark_gutters(gray)
-    page = 255 - gray if dark else gray
+    grey = None if dark else grey_gutters(gray)
+    page = 255 - gray if dark else gray if grey is None else _grey_as_paper(gray, grey)
     outlines = [np.asarray(p, dtype=np.float64) for p in bubbles if p is not None and len(p) >= 3]
     boxes = [(float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max())) for p in outlines]
     straight = find_gutter_panels(page, order, [*ignore, *boxes])
-    regions = _regions(gray, ignore, bubbles, dark)
+    regions = _regions(gray, ignore, bubbles, dark, grey)
     panels: list[Box] = []
     for p in straight:
         panels.extend(split_by_regions(p, list(regions), regions))

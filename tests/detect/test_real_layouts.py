@@ -4,6 +4,7 @@ confidence that falls back to the page-wide order, and a hand-fixed order kept o
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PIL import Image, ImageDraw
 
 from app.core.document import Block, Page
@@ -69,6 +70,51 @@ def test_black_gutters_make_panels():
     regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
     want = [boxes[1], boxes[0], boxes[3], boxes[2]]
     assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in want]
+
+
+@pytest.mark.parametrize("background", [0, 90, 128, 180, 255])
+def test_gutters_of_any_grey_make_panels(background):
+    # the page's background (its gutters) black, dark grey, mid grey, light grey or white; in
+    # each panel a text box high on its left: read page-wide, the two tiers' left boxes would
+    # come before the right ones
+    page, draw, panels = _grid_page(background=background)
+    boxes = []
+    for x0, y0, _x1, _y1 in panels:
+        b = (x0 + 20, y0 + 20, x0 + 60, y0 + 120)
+        draw.rectangle(b, fill=255)
+        _glyphs(draw, b)
+        boxes.append(b)
+    gray = gray_page(page)
+    layout = panel_layout(gray, "rtl", ignore=boxes)
+    assert layout.sure and len(layout.panels) == 4, layout
+    for found, truth in zip(sorted(layout.panels), sorted(panels), strict=True):
+        assert all(abs(a - b) <= 6 for a, b in zip(found, truth, strict=True)), (found, truth)
+    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
+    want = [boxes[1], boxes[0], boxes[3], boxes[2]]
+    assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in want]
+
+
+def test_screentone_gutters_make_panels():
+    # gutters of screentone (dots 3 px every 7 px over white), as some pages print them
+    page, draw, panels = _grid_page(background=255, gutter=20)
+    inside = np.zeros((page.height, page.width), dtype=bool)
+    for x0, y0, x1, y1 in panels:
+        inside[y0:y1 + 1, x0:x1 + 1] = True
+    for y in range(0, page.height, 7):
+        for x in range((y // 7) % 2 * 3, page.width, 7):
+            if not inside[y, x]:
+                draw.ellipse((x - 1, y - 1, x + 1, y + 1), fill=0)
+    boxes = []
+    for x0, y0, _x1, _y1 in panels:
+        b = (x0 + 20, y0 + 20, x0 + 60, y0 + 120)
+        draw.rectangle(b, fill=255)
+        _glyphs(draw, b)
+        boxes.append(b)
+    gray = gray_page(page)
+    layout = panel_layout(gray, "rtl", ignore=boxes)
+    assert layout.sure and len(layout.panels) == 4, layout
+    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
+    assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in [boxes[1], boxes[0], boxes[3], boxes[2]]]
 
 
 def test_slanted_gutter_splits_tiers_whose_boxes_overlap():
@@ -215,7 +261,21 @@ def test_a_bubble_straddling_the_gutter_keeps_both_panels():
     assert len(find_panels(gray, "rtl", ignore=[text], bubbles=[found.polygon])) == 2
     regions = build_regions([Detection(text, "text", 0.9), Detection(on_art, "text", 0.8)], page.size, "rtl",
                             page=gray)
-    assert [r.kind for r in regions] == ["bubble", "caption"]  # the bubble is read with the right panel
+    assert [r.kind for r in regions] == ["bubble", "caption"]
+    # the bubble is read with the right panel, where most of it lies: before a box under it in
+    # the right panel and before a box above it in the left one (read page-wide, or with the
+    # bubble's outline left across the gutter: one panel, that one comes first)
+    draw = ImageDraw.Draw(page)
+    right_low, left_high = (340, 300, 390, 370), (245, 20, 285, 70)
+    for b in (right_low, left_high):
+        _glyphs(draw, b)
+    gray = gray_page(page)
+    dets = [Detection(b, "text", 0.9) for b in (text, on_art, right_low, left_high)]
+    regions = build_regions(dets, page.size, "rtl", page=gray)
+    assert regions[0].kind == "bubble" and abs(regions[0].box[0] - bubble[0]) <= 6
+    assert [r.box for r in regions[1:]] == [tuple(float(v) for v in b) for b in (right_low, left_high, on_art)]
+    plain = build_regions(dets, page.size, "rtl")
+    assert plain[0].box == tuple(float(v) for v in left_high)  # the page-wide rule reads it first
 
 
 def test_unsure_panels_fall_back_to_the_page_wide_order():
