@@ -158,6 +158,22 @@ def test_comics_read_left_to_right():
     assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in boxes]
 
 
+def test_comics_read_rows_left_to_right_inside_a_panel():
+    # four boxes in one panel of a comics page: rows top to bottom, each left to right (not a
+    # manga column rule turned round, which reads the left column down first)
+    page, draw, panels = _grid_page(background=255)
+    a, c, b, d = (30, 40, 130, 80), (170, 120, 270, 160), (30, 250, 130, 290), (170, 250, 270, 290)
+    for box in (a, b, c, d):
+        draw.rectangle(box, fill=255)
+        _glyphs(draw, box)
+    other = (panels[1][0] + 30, panels[1][1] + 30, panels[1][0] + 130, panels[1][1] + 70)
+    _glyphs(draw, other)
+    gray = gray_page(page)
+    dets = [Detection(box, "text", 0.9) for box in (d, b, other, c, a)]
+    regions = build_regions(dets, page.size, "ltr", page=gray)
+    assert [r.box for r in regions] == [tuple(float(v) for v in box) for box in (a, c, b, d, other)]
+
+
 def _bubble_page():
     """Two panels side by side; a bubble straddles the gutter, mostly over the right panel,
     with a tight text box inside; a text box on the artwork of the left panel."""
@@ -350,3 +366,49 @@ def test_hand_order_is_saved_with_the_project(tmp_path):
     save_project(Project(source=str(tmp_path), pages=[page, Page("q.png")]), path)
     loaded = load_project(path)
     assert [p.order_by_hand for p in loaded.pages] == [True, False]
+
+
+def test_a_widened_text_box_is_cleaned_and_lettered_in_its_whole_bubble():
+    # the block a text detector's tight box becomes: the renderer cleans its glyphs and letters
+    # the translation across the bubble, wider than the glyphs' column, and never outside it
+    from dataclasses import replace
+
+    from app.core.pipeline import build_blocks
+    from app.core.rendering import RenderOptions, render_blocks
+    from app.render.inpaint import OpenCVInpainter
+    from app.render.page import PageRenderer
+    from app.render.style import TextStyle
+
+    page = Image.new("L", (500, 400), 255)
+    draw = ImageDraw.Draw(page)
+    bubble = (150, 80, 350, 320)
+    draw.ellipse(bubble, fill=255, outline=0, width=4)
+    text = (215, 115, 285, 285)  # a narrow block of glyphs in the bubble's middle
+    _glyphs(draw, text)
+    rgb = page.convert("RGB")
+    translation = "Manned space flight is something only fools dream of."
+
+    def lettered(widen: bool):
+        # (the block, the rendered page, the lettering's ink box, its type size, ink pixels outside the ellipse)
+        blocks = build_blocks([Detection(text, "text", 0.9)], page.size, "rtl", page=gray_page(page),
+                              widen_text=widen)
+        blocks = [replace(b, translation=translation) for b in blocks]
+        doc = Page("001.png", page.width, page.height, tuple(blocks), processed=True)
+        result = PageRenderer(rgb, OpenCVInpainter()).render(render_blocks(doc, TextStyle(), RenderOptions()))
+        ((_, layer),) = result.layers
+        ys, xs = np.nonzero(layer.rgba[..., 3] > 0)
+        xs, ys = xs + layer.x0, ys + layer.y0
+        cx, cy = (bubble[0] + bubble[2]) / 2, (bubble[1] + bubble[3]) / 2
+        rx, ry = (bubble[2] - bubble[0]) / 2, (bubble[3] - bubble[1]) / 2
+        outside = int((((xs - cx) / rx) ** 2 + ((ys - cy) / ry) ** 2 > 1).sum())  # ink beyond the outline
+        return blocks[0], result, (xs.min(), ys.min(), xs.max(), ys.max()), layer.layout.size, outside
+
+    block, result, ink, size, outside = lettered(True)
+    assert block.kind == "bubble" and block.polygon
+    x0, y0, x1, y1 = text
+    assert result.original[y0:y1, x0:x1].min() < 50  # the glyphs
+    assert result.cleaned[y0:y1, x0:x1].min() > 200, "the glyphs are cleaned away"
+    assert outside == 0, "the lettering stays inside the bubble's outline"
+    assert ink[2] - ink[0] > 1.6 * (x1 - x0), ink  # set across the bubble, not in the glyphs' box
+    _, _, narrow, narrow_size, _ = lettered(False)  # the tight box kept: narrow, smaller type
+    assert narrow[2] - narrow[0] <= (x1 - x0) + 8 and narrow_size < size
