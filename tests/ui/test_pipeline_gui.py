@@ -153,3 +153,26 @@ def test_read_all_skips_read_pages_and_asks_before_reading_again(make_window, pa
     assert w.doc.page("page-001.png").processed and w.doc.page("page-003.png").processed
     w.questions.answers["reread_all"] = False
     assert w.slots.action_run_all() is None and not w.host.busy()
+
+
+def test_an_order_renumbered_by_hand_stays_when_the_page_is_read_again(make_window, pages, qtbot):
+    w = make_window()
+    w.session.open_path(pages)
+    qtbot.waitUntil(w.view.has_image, timeout=10000)
+    assert run_and_wait(w, qtbot, [w.current]) == "done"
+    page = w.doc.page(w.current)
+    assert len(page.blocks) >= 3
+    computed = [b.box for b in page.blocks]
+    # renumber as a drag in the block list does: the last block first, the first one last
+    ids = [b.id for b in page.blocks]
+    by_hand = [ids[-1], *ids[1:-1], ids[0]]
+    w.panel.reorder_requested.emit(by_hand)
+    page = w.doc.page(w.current)
+    assert page.order_by_hand and [b.box for b in page.blocks] == [computed[-1], *computed[1:-1], computed[0]]
+    # read the page again (the same models: the same boxes): the hand-made order stays
+    assert run_and_wait(w, qtbot, [w.current]) == "done"
+    again = w.doc.page(w.current)
+    assert again.order_by_hand
+    assert [b.box for b in again.blocks] == [computed[-1], *computed[1:-1], computed[0]]
+    assert [b.order for b in again.blocks] == list(range(1, len(again.blocks) + 1))
+    assert w.panel.list.count() == len(again.blocks)
