@@ -117,6 +117,40 @@ def test_screentone_gutters_make_panels():
     assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in [boxes[1], boxes[0], boxes[3], boxes[2]]]
 
 
+def test_borderless_panels_are_cut_at_the_paper_between_them():
+    # four panels with no frame line: hatching and shapes run up to their edges, white paper
+    # between them. A text box high in each left panel, low in each right one: read page-wide,
+    # each left box (higher) would come before the right one of its tier
+    panels = [(320, 20, 580, 390), (20, 20, 280, 390), (320, 410, 580, 780), (20, 410, 280, 780)]
+    art = Image.new("L", (600, 800), 255)
+    draw = ImageDraw.Draw(art)
+    for k, (x0, y0, x1, y1) in enumerate(panels):
+        for y in range(y0 - (x1 - x0), y1, 7):
+            draw.line((x0, y, x1, y + (x1 - x0)), fill=150, width=2)
+        draw.ellipse((x0 + 60, y0 + 120, x1 - 40, y1 - 10), fill=90)
+        _art(draw, (x0, y0, x1, y1), k)
+    inside = Image.new("L", art.size, 0)
+    for p in panels:
+        ImageDraw.Draw(inside).rectangle(p, fill=255)
+    page = Image.composite(art, Image.new("L", art.size, 255), inside)  # white outside the panels
+    draw = ImageDraw.Draw(page)
+    boxes = []
+    for k, (x0, y0, x1, _y1) in enumerate(panels):
+        b = (x1 - 60, y0 + 230, x1 - 20, y0 + 330) if k % 2 == 0 else (x0 + 20, y0 + 20, x0 + 60, y0 + 120)
+        draw.rectangle(b, fill=255)
+        _glyphs(draw, b)
+        boxes.append(b)
+    gray = gray_page(page)
+    layout = panel_layout(gray, "rtl", ignore=boxes)
+    assert layout.sure and len(layout.panels) == 4, layout
+    for found, truth in zip(layout.panels, panels, strict=True):
+        assert all(abs(a - b) <= 4 for a, b in zip(found, truth, strict=True)), (found, truth)
+    dets = [Detection(b, "text", 0.9) for b in boxes]
+    want = [tuple(float(v) for v in b) for b in boxes]
+    assert [r.box for r in build_regions(dets, page.size, "rtl", page=gray)] == want
+    assert [r.box for r in build_regions(dets, page.size, "rtl")] != want  # page-wide: another order
+
+
 def test_slanted_gutter_splits_tiers_whose_boxes_overlap():
     page = Image.new("L", (600, 800), 255)
     draw = ImageDraw.Draw(page)
