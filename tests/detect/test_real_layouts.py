@@ -50,48 +50,39 @@ def _grid_page(background: int, gutter: int = 14, size=(600, 800)):
     return page, draw, panels
 
 
-def test_black_gutters_make_panels():
-    page, draw, panels = _grid_page(background=0)
-    # in each panel a small text box high up on its left: page-wide, the two tiers' boxes of one
-    # side would be read before the other side
+def _text_high_on_the_left(draw: ImageDraw.ImageDraw, panels) -> list:
+    """A small text box high up on the left of each panel (drawn): read page-wide, the two
+    tiers' boxes of one side would come before the other side's."""
     boxes = []
     for x0, y0, _x1, _y1 in panels:
         b = (x0 + 20, y0 + 20, x0 + 60, y0 + 120)
         draw.rectangle(b, fill=255)
         _glyphs(draw, b)
         boxes.append(b)
-    gray = gray_page(page)
-    layout = panel_layout(gray, "rtl", ignore=boxes)
-    assert layout.dark and layout.sure
-    assert len(layout.panels) == 4
-    # manga order: top tier right then left, then the bottom tier
-    assert [round(p[0]) < 300 for p in layout.panels] == [False, True, False, True]
-    assert [p[1] < 400 for p in layout.panels] == [True, True, False, False]
-    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
+    return boxes
+
+
+def _read_panel_by_panel(page, boxes) -> None:
+    """The grid page's blocks come in manga order: the top tier right then left, then the bottom one."""
+    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray_page(page))
     want = [boxes[1], boxes[0], boxes[3], boxes[2]]
     assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in want]
 
 
 @pytest.mark.parametrize("background", [0, 90, 128, 180, 255])
 def test_gutters_of_any_grey_make_panels(background):
-    # the page's background (its gutters) black, dark grey, mid grey, light grey or white; in
-    # each panel a text box high on its left: read page-wide, the two tiers' left boxes would
-    # come before the right ones
+    # the page's background (its gutters) black, dark grey, mid grey, light grey or white
     page, draw, panels = _grid_page(background=background)
-    boxes = []
-    for x0, y0, _x1, _y1 in panels:
-        b = (x0 + 20, y0 + 20, x0 + 60, y0 + 120)
-        draw.rectangle(b, fill=255)
-        _glyphs(draw, b)
-        boxes.append(b)
-    gray = gray_page(page)
-    layout = panel_layout(gray, "rtl", ignore=boxes)
+    boxes = _text_high_on_the_left(draw, panels)
+    layout = panel_layout(gray_page(page), "rtl", ignore=boxes)
     assert layout.sure and len(layout.panels) == 4, layout
+    assert layout.dark == (background == 0)
+    # manga order: top tier right then left, then the bottom tier
+    assert [round(p[0]) < 300 for p in layout.panels] == [False, True, False, True]
+    assert [p[1] < 400 for p in layout.panels] == [True, True, False, False]
     for found, truth in zip(sorted(layout.panels), sorted(panels), strict=True):
         assert all(abs(a - b) <= 6 for a, b in zip(found, truth, strict=True)), (found, truth)
-    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
-    want = [boxes[1], boxes[0], boxes[3], boxes[2]]
-    assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in want]
+    _read_panel_by_panel(page, boxes)
 
 
 def test_screentone_gutters_make_panels():
@@ -104,17 +95,10 @@ def test_screentone_gutters_make_panels():
         for x in range((y // 7) % 2 * 3, page.width, 7):
             if not inside[y, x]:
                 draw.ellipse((x - 1, y - 1, x + 1, y + 1), fill=0)
-    boxes = []
-    for x0, y0, _x1, _y1 in panels:
-        b = (x0 + 20, y0 + 20, x0 + 60, y0 + 120)
-        draw.rectangle(b, fill=255)
-        _glyphs(draw, b)
-        boxes.append(b)
-    gray = gray_page(page)
-    layout = panel_layout(gray, "rtl", ignore=boxes)
+    boxes = _text_high_on_the_left(draw, panels)
+    layout = panel_layout(gray_page(page), "rtl", ignore=boxes)
     assert layout.sure and len(layout.panels) == 4, layout
-    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
-    assert [r.box for r in regions] == [tuple(float(v) for v in b) for b in [boxes[1], boxes[0], boxes[3], boxes[2]]]
+    _read_panel_by_panel(page, boxes)
 
 
 def test_borderless_panels_are_cut_at_the_paper_between_them():
