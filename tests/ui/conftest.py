@@ -1,4 +1,4 @@
-"""GUI test fixtures: offscreen Qt, isolated config/data dirs, the demo models (resources/demo)
+"""GUI test fixtures: offscreen Qt (the folders are isolated by tests/conftest.py's own_machine), the demo models (resources/demo)
 reading synthetic manga pages with known text (tools.synth), tiny random models for the
 smoke test, and a guard that fails any test leaving a thread running."""
 from __future__ import annotations
@@ -15,14 +15,6 @@ os.environ.setdefault("YOLO_AUTOINSTALL", "false")
 os.environ.setdefault("YOLO_VERBOSE", "false")
 
 import pytest  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path, monkeypatch):
-    """Settings, projects, autosaves and the model store under the test's tmp_path."""
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("HAYAI_MODELS_DIR", str(tmp_path / "models"))
 
 
 @pytest.fixture(autouse=True)
@@ -161,7 +153,10 @@ def make_window(qtbot):
         return window
 
     yield make
-    for window in made:
+    # the last made closes first: a window's exit waits for every tracked thread of the process
+    # (the app has one window a process), so closing the first while a later one's workers run
+    # would wait out the whole stop timeout
+    for window in reversed(made):
         window.questions.answers["unsaved_changes"] = "discard"
         window.close()
         window.shutdown()

@@ -11,10 +11,17 @@ from PySide6.QtCore import QDeadlineTimer, QThread, QThreadPool
 
 _threads: weakref.WeakSet = weakref.WeakSet()
 _pools: weakref.WeakSet = weakref.WeakSet()
+_waited_at_exit: weakref.WeakSet = weakref.WeakSet()  # threads no stop callback of a window owns
 
 
-def track_thread(thread: QThread) -> QThread:
+def track_thread(thread: QThread, wait_at_exit: bool = False) -> QThread:
+    """Track `thread` (for `running`). `wait_at_exit`: work nothing stops at exit (a closed
+    dialog's download): `stop_all` waits for it. A window's own workers are stopped and waited
+    for by the window's stop callbacks instead, so that one window's exit never waits for
+    another window's workers."""
     _threads.add(thread)
+    if wait_at_exit:
+        _waited_at_exit.add(thread)
     return thread
 
 
@@ -51,17 +58,19 @@ def running() -> list[str]:
 
 
 def wait_for_running(timeout_ms: int) -> bool:
-    """At exit: wait for every tracked thread still running (work cancelled but not waited for,
-    such as a closed model manager's download), all together at most `timeout_ms`; True when
-    none is left running."""
+    """At exit: wait for every thread tracked with `wait_at_exit` still running (work cancelled
+    but not waited for, such as a closed model manager's download), all together at most
+    `timeout_ms`; True when none of them is left running."""
     deadline = time.monotonic() + timeout_ms / 1000
-    for t in list(_threads):
+    left = []
+    for t in list(_waited_at_exit):
         try:
             if t.isRunning():
-                t.wait(QDeadlineTimer(max(0, int((deadline - time.monotonic()) * 1000))))
+                if not t.wait(QDeadlineTimer(max(0, int((deadline - time.monotonic()) * 1000)))):
+                    left.append(t)
         except RuntimeError:  # the C++ object is gone: not running
             continue
-    return not [d for d in running() if d.startswith("QThread")]
+    return not left
 
 
 def stop_all(timeout_ms: int, *stops: Callable[[int], bool]) -> bool:

@@ -111,7 +111,7 @@ class ModelManagerDialog(QDialog):
         lay.addWidget(self.progress)
         lay.addLayout(row)
 
-        self._thread = track_thread(QThread())
+        self._thread = track_thread(QThread(), wait_at_exit=True)
         self._thread.setObjectName("model-manager")
         self._runner = TaskRunner()
         self._runner.moveToThread(self._thread)

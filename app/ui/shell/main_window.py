@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self.images.loaded.connect(self._on_image_loaded)
         self.images.failed.connect(self._on_image_failed)
         self._closing = False
+        self._shut_down = False
         self.stop_timeout_ms = 30000  # at exit: the longest wait for background work (a model load)
         self.stopped_cleanly = True  # False when shutdown() left work running
         self.last_error = ""
@@ -428,10 +429,15 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> bool:
         """At exit: stop all background work (cancel, quit, waits bounded by `stop_timeout_ms`);
         True when everything stopped. What did not (a step that cannot be interrupted) is logged,
-        and `run_gui` then ends the process without waiting for it. Safe to call twice."""
+        and `run_gui` then ends the process without waiting for it. Safe to call twice: the second
+        call returns the first one's answer (waiting again would wait for every tracked thread of
+        the process, another window's included)."""
         from app.ui.common.threads import stop_all
         from app.ui.shell.preferences import save_geometry
 
+        if self._shut_down:
+            return self.stopped_cleanly
+        self._shut_down = True
         self._closing = True
         self.log_bridge.close()
         self.autosave_timer.stop()
