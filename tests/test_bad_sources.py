@@ -21,12 +21,6 @@ OCR_ARGS = ["--model", str(DEMO / "hayai-demo-ocr"), "--detector", str(DEMO / "h
             "--device", "cpu", "--patches", "256", "--max-new-tokens", "24"]
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
 
 @pytest.fixture
 def corpus(tmp_path):

@@ -6,8 +6,6 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from app.cli import main
 from app.core.check import check_project, check_text
 from app.core.document import Block, Page, Project
@@ -19,11 +17,6 @@ from app.translate.memory import Character, StoryMemory
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "resources" / "samples" / "page_0000.png"
 
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
 
 
 def block(i, source, translation, box=None, **kw):

@@ -43,10 +43,6 @@ for n in range(1, 100000):
 """
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-
 
 def _source(tmp_path) -> Path:
     folder = tmp_path / "vol"

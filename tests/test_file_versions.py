@@ -54,11 +54,6 @@ def _write(path, data):
     return path
 
 
-@pytest.fixture(autouse=True)
-def _dirs(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-
 
 @pytest.mark.parametrize("shape", sorted(PAST_SHAPES))
 def test_each_past_shape_of_the_project_file_opens_and_saves_in_the_current_one(tmp_path, shape):

@@ -20,12 +20,6 @@ from app.errors import UserError
 from tests.mokuro_data import ROOT, SAMPLES, copy_demo_pages, demo_project, truth_pages
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-
-
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     out = tmp_path_factory.mktemp("mokuro") / "Demo series"

@@ -31,13 +31,6 @@ lock.release()
 """
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-    for var in ("OPENAI_API_KEY", "DEEPL_AUTH_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
 
 def _holder(source: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -34,13 +34,6 @@ from tests.translate_data import PAGES, make_project
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-    for var in ("OPENAI_API_KEY", "DEEPL_AUTH_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
 
 def test_series_file_is_found_beside_or_up_to_two_levels_above(tmp_path):
     vol = tmp_path / "a" / "b" / "c" / "vol1"

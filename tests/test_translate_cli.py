@@ -17,13 +17,6 @@ from tests.translate_data import PAGES, make_project
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-    for var in ("OPENAI_API_KEY", "DEEPL_AUTH_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
 
 def args_for(server, *extra):
     return ["--provider", "openai", "--base-url", server.base_url, "--model", "test-model", "--to", "en",
@@ -123,13 +116,14 @@ def test_server_down_exits_non_zero_with_the_file_written(tmp_path, capsys):
     assert json.loads(out.read_text(encoding="utf-8"))["pages"][0]["blocks"][0]["translation"] == ""
 
 
-def test_the_gui_choice_is_used_when_no_provider_is_given(fake_llm, tmp_path, monkeypatch, capsys):
+def test_the_gui_choice_is_used_when_no_provider_is_given(fake_llm, tmp_path, monkeypatch, capsys, memory_keyring):
     from app.core.keys import store_key
     from app.core.settings import AppSettings, save_settings
 
     save_settings(AppSettings(translation_provider="openai", translation_base_url=fake_llm.base_url,
                               translation_model="test-model", translation_target="en"))
-    assert store_key("openai", fake_llm.base_url, fake_llm.key) == "file"  # no keyring backend here
+    assert store_key("openai", fake_llm.base_url, fake_llm.key) == "keyring"  # the test's own keyring
+    assert list(memory_keyring.items.values()) == [fake_llm.key]
     src = tmp_path / "in.json"
     export_json(make_project(texts=[["ありがとう"]]), src)
     assert main(["translate", str(src)]) == 0

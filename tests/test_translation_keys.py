@@ -3,60 +3,13 @@ server; never in settings.json."""
 import json
 import os
 import stat
+from pathlib import Path
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
 
 from app.core import keys
 from app.core.settings import AppSettings, save_settings
-
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    for var in ("OPENAI_API_KEY", "DEEPL_AUTH_KEY", "DEEPSEEK_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
-
-class MemoryKeyring(KeyringBackend):
-    """A working keyring backend kept in memory (what a desktop's Secret Service would be)."""
-
-    priority = 10
-
-    def __init__(self, items: dict):  # a required argument: keyring's own discovery never builds one
-        super().__init__()
-        self.items = items
-
-    def get_password(self, service, username):
-        return self.items.get((service, username))
-
-    def set_password(self, service, username, password):
-        self.items[(service, username)] = password
-
-    def delete_password(self, service, username):
-        if self.items.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError(username)
-
-
-@pytest.fixture
-def memory_keyring():
-    before = keyring.get_keyring()
-    backend = MemoryKeyring({})
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(before)
-
-
-@pytest.fixture
-def no_keyring():
-    """No keyring backend (as on this machine and headless Linux without a Secret Service)."""
-    from keyring.backends import fail
-
-    before = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    yield
-    keyring.set_keyring(before)
 
 
 def test_without_a_keyring_the_key_file_is_user_only(tmp_path, no_keyring):
@@ -96,7 +49,7 @@ def test_environment_wins_and_local_servers_read_none(monkeypatch, no_keyring):
 def test_settings_never_hold_a_key(tmp_path, no_keyring):
     keys.store_key("openai", "https://api.openai.com/v1", "sk-never-in-settings")
     save_settings(AppSettings(translation_provider="openai"))
-    text = (tmp_path / "config" / "settings.json").read_text()
+    text = (Path(os.environ["HAYAI_DESKTOP_CONFIG_DIR"]) / "settings.json").read_text()
     assert "sk-never" not in text
 
 
@@ -145,7 +98,6 @@ def test_translate_command_withholds_the_env_key_and_refuses_clear_text(fake_llm
     from app.core.export import export_json
     from tests.translate_data import make_project
 
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)
     src = tmp_path / "in.json"
     export_json(make_project(texts=[["ありがとう"]]), src)

@@ -6,20 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from app.cli import main
 from tests.batch.conftest import MODEL_ARGS, read_export
 from tests.llm_server import FakeLLM, fake_translate
 
 VOLUMES = ["vol 01", "vol 02"]  # the library's "Series A": 5 + 3 pages, all readable
 
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HAYAI_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HAYAI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 def _translate(server) -> list[str]:

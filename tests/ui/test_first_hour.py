@@ -4,6 +4,7 @@ box, icons in the dark theme, the detectors explained, run counts and time estim
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
@@ -35,13 +36,13 @@ def test_help_menu_opens_the_demo_and_the_empty_canvas_says_so(make_window, page
     w.edit(lambda p: p, "nothing")
     w.slots.action_save()
     assert not (SAMPLES / ".hayai-project.json").exists()
-    saved = [p for p in (tmp_path / "data" / "projects").glob("*.json") if ".lock" not in p.name]  # not its lock
+    saved = [p for p in (Path(os.environ["HAYAI_DATA_DIR"]) / "projects").glob("*.json") if ".lock" not in p.name]  # not its lock
     assert len(saved) == 1 and json.loads(saved[0].read_text("utf-8"))["source"] == str(SAMPLES.resolve())
     # the user's own volume brings the user's own settings back
     w.session.open_path(pages)
     assert not w.demo and w.settings.model == user.model and w.settings.patches == 512
     assert w.act.patches.currentData() == 512
-    settings_file = tmp_path / "config" / "settings.json"
+    settings_file = Path(os.environ["HAYAI_DESKTOP_CONFIG_DIR"]) / "settings.json"
     assert w.settings_writer.flush()  # settings are written off the GUI thread
     assert json.loads(settings_file.read_text("utf-8"))["model"] == "hayai-ocr-v2.5-nova"
 
