@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(PY) -m app $(ARGS)
 
+# The suite in parallel (pytest-xdist: one worker a CPU, at most 4), the 25 slowest tests listed.
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -n $(TEST_WORKERS) --maxprocesses 4 --durations 25 $(PYTEST_ARGS)
 
 # For contributors: llama.cpp's llama-server and a small GGUF model, built once into a cache
 # folder outside the repository (~/.cache/hayai-desktop-tests/llama); `make test` then runs the

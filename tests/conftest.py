@@ -57,12 +57,12 @@ class MemoryKeyring(KeyringBackend):
 
 
 @pytest.fixture(autouse=True)
-def own_machine(tmp_path, monkeypatch):
+def own_machine(tmp_path_factory, monkeypatch):
     """The test's own HOME and XDG folders, the app's folders under them, an in-memory keyring
     (the `memory_keyring` fixture), and no API keys in the environment. Yields the home folder."""
     import keyring
 
-    home = tmp_path / "home"
+    home = tmp_path_factory.mktemp("home")  # beside the test's tmp_path, which stays empty
     folders = {
         "HOME": home, "USERPROFILE": home,
         "XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local" / "share",
@@ -101,6 +101,16 @@ def memory_keyring():
     import keyring
 
     return keyring.get_keyring()
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, each of the N worker processes gets its share of the CPU for torch
+    (cores // N threads, at least one), so that N workers do not each run a full thread pool."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    if workers > 1:
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
 
 
 def shared_dir() -> Path:

@@ -187,19 +187,25 @@ def cache_key(variant: str, seed: int) -> str:
 
 
 def cached_checkpoint(variant: str, seed: int = 7) -> Path:
-    """The checkpoint in the test cache (written once, ~600 MB each), moved into place whole."""
+    """The checkpoint in the test cache (written once, ~600 MB each), moved into place whole;
+    test processes running side by side (pytest-xdist) write it once between them."""
+    from filelock import FileLock
+
     folder = cache_root() / "golden" / f"{variant}-seed{seed}-{cache_key(variant, seed)}"
     if (folder / "model.safetensors").is_file():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    for old in folder.parent.glob(f"{variant}-seed{seed}-*"):  # an older writer's files
-        shutil.rmtree(old, ignore_errors=True)
-    work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".writing-"))
-    try:
-        write_checkpoint(work, variant, seed)
-        os.replace(work, folder)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    with FileLock(str(folder.parent / f".{variant}-seed{seed}.lock")):
+        if (folder / "model.safetensors").is_file():  # written by another process meanwhile
+            return folder
+        for old in folder.parent.glob(f"{variant}-seed{seed}-*"):  # an older writer's files
+            shutil.rmtree(old, ignore_errors=True)
+        work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".writing-"))
+        try:
+            write_checkpoint(work, variant, seed)
+            os.replace(work, folder)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return folder
 
 

@@ -43,9 +43,17 @@ def box(w, h):
 
 
 def test_notdef_check_sees_tofu():
-    """The check itself: Comic Neue alone draws kana and Hangul as .notdef."""
-    lay = layout_text("EN: た！？ 안녕", np.ones((80, 400), bool), FontChain((COMIC,)), 12, 24)
-    assert {ch for ch, _ in notdef_glyphs(lay)} >= {"た", "안", "녕"}
+    """The check itself: with Comic Neue alone, what no font of the chain or of the machine has is
+    drawn as .notdef: kana and Hangul where no installed font has them (a machine with only
+    DejaVu), and always two private-use characters of plane 15 that no font covers."""
+    from app.render.glyphs import installed_face_for
+
+    private = "\U000F0001\U000F0002"
+    lay = layout_text("EN: た！？ 안녕 " + private, np.ones((80, 400), bool), FontChain((COMIC,)), 12, 24)
+    tofu = {ch for ch, _ in notdef_glyphs(lay)}
+    assert set(private) <= tofu
+    assert {ch for ch in "た안녕" if installed_face_for(ch) is None} <= tofu
+    assert "E" not in tofu and "N" not in tofu
 
 
 @pytest.mark.parametrize("text", ["EN: た！？", "Mr. 山田 said we should go to 東京 tomorrow.", "Kim said 안녕하세요!"])
