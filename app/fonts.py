@@ -1,7 +1,7 @@
-"""The fonts the app ships in `resources/fonts/` (no Qt): what each file is for, and where it is.
+"""The fonts the app ships in `app/resources/fonts/` (no Qt): what each file is for, and where it is.
 
 The app, the synthetic pages and the typesetter use these files by path, so nothing depends on
-the fonts installed on the machine. Coverage and licences: `resources/fonts/README.md`.
+the fonts installed on the machine. Coverage and licences: `app/resources/fonts/README.md`.
 
     font_file("cjk") -> <root>/resources/fonts/NotoSansCJKjp-Regular.otf
 """

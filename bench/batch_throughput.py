@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DEMO_ARGS = ["--model", str(ROOT / "resources/demo/hayai-demo-ocr"),
-             "--detector", str(ROOT / "resources/demo/hayai-demo-detector.pt"),
+DEMO_ARGS = ["--model", str(ROOT / "app/resources/demo/hayai-demo-ocr"),
+             "--detector", str(ROOT / "app/resources/demo/hayai-demo-detector.pt"),
              "--patches", "256", "--device", "cpu"]
 CONFIGS = [  # (label, threads in process or None, batch options)
     ("in process, 2 threads", 2, []),

@@ -24,9 +24,9 @@ import sys, time
 from PIL import Image
 from app.detect import load_detector
 from app.ocr import load_recognizer
-d = load_detector('resources/demo/hayai-demo-detector.pt', device='cpu')
+d = load_detector('app/resources/demo/hayai-demo-detector.pt', device='cpu')
 d.detect([Image.new('RGB', (512, 700), 'white')])
-r = load_recognizer('resources/demo/hayai-demo-ocr', device='cpu')
+r = load_recognizer('app/resources/demo/hayai-demo-ocr', device='cpu')
 r.recognize([Image.new('RGB', (64, 128), 'white')], max_num_patches=64, max_new_tokens=4)
 print(f'{time.time():.4f}', flush=True)
 """

@@ -11,7 +11,7 @@ and ticks a 5 ms QTimer on the GUI thread from the first show. Two phases:
 
 Prints, for each phase, the largest and 99th-percentile gap between ticks (a frozen GUI shows
 as a large gap) and the worst gaps with what happened around them. Without --model/--detector
-the demo models (resources/demo) read the pages; pass real-size models to measure under real
+the demo models (app/resources/demo) read the pages; pass real-size models to measure under real
 load (--real-ocr writes a real-size random Nova checkpoint for the OCR side).
 """
 from __future__ import annotations
@@ -65,7 +65,7 @@ def main() -> int:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)
     if args.switch_ms:
         sys.setswitchinterval(args.switch_ms / 1000)
-    demo = ROOT / "resources" / "demo"
+    demo = ROOT / "app" / "resources" / "demo"
     if args.real_ocr:  # written in a child process: this one must not import torch before the window
         import subprocess
 

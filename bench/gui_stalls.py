@@ -7,7 +7,7 @@
 
     python bench/gui_stalls.py [--pages 12] [--rounds 4] [--hold-s 3]
 
-Offscreen window, demo models (resources/demo) on synthetic pages (tools.synth), a local Hub
+Offscreen window, demo models (app/resources/demo) on synthetic pages (tools.synth), a local Hub
 (tests/hub_server.py) on 127.0.0.1. A 5 ms heartbeat QTimer ticks on the GUI thread; for each
 moment the bench prints how long the GUI call itself took and the largest gap between two ticks
 from just before it to --after-ms after it (a GUI that waits shows as a large gap). Absolute
@@ -66,7 +66,7 @@ def bench_open(app, beat, args, tmp: Path) -> list[tuple[float, float]]:
     from app.ui.shell.main_window import MainWindow
     from tests.ui.conftest import write_pages
 
-    demo = ROOT / "resources" / "demo"
+    demo = ROOT / "app" / "resources" / "demo"
     vols = [write_pages(tmp / f"vol{i}", args.pages) for i in (1, 2)]
     win = MainWindow(AppSettings(model=str(demo / "hayai-demo-ocr"), detector=str(demo / "hayai-demo-detector.pt"),
                                  device="cpu", patches=256))

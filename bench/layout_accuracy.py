@@ -35,7 +35,7 @@ from app.detect.direction import writing_direction  # noqa: E402
 from app.detect.order import reading_order  # noqa: E402
 from app.detect.panels import find_panels  # noqa: E402
 
-DEMO_DETECTOR = ROOT / "resources" / "demo" / "hayai-demo-detector.pt"
+DEMO_DETECTOR = ROOT / "app" / "resources" / "demo" / "hayai-demo-detector.pt"
 BORDER_PX = 8  # a false block within this many pixels of a panel edge line "sits on the border"
 
 

@@ -176,8 +176,8 @@ else
     say "SKIP gui (app/ui/shell/main.py or the detector not in this tree)"
 fi
 
-# resources: every shipped file of resources/ is in the bundle; the demo runs from them when present
-if [ -d resources ]; then
+# resources: every shipped file of app/resources/ is in the bundle; the demo runs from them when present
+if [ -d app/resources ]; then
     missing=$("$PY" - "$ROOT/dist/hayai-desktop/_internal" <<'EOF'
 import sys
 from pathlib import Path
@@ -187,14 +187,14 @@ print(" ".join(src for src, _ in sd.resource_datas() if not (Path(sys.argv[1]) /
 EOF
 )
     if [ -z "$missing" ]; then passed+=(resources); else fail "resources missing from the bundle: $missing"; fi
-    if [ -n "$(find resources/demo -name config.json 2>/dev/null)" ] && [ -n "$(find resources/demo -name '*.pt' 2>/dev/null)" ]; then
+    if [ -n "$(find app/resources/demo -name config.json 2>/dev/null)" ] && [ -n "$(find app/resources/demo -name '*.pt' 2>/dev/null)" ]; then
         if timed "gui --demo --smoke-test (frozen)" frozen --demo --smoke-test 2>"$WORK/demo.err"; then
             passed+=(demo); grep -i "smoke test" "$WORK/demo.err" | sed 's/^/[smoke]   /' >&3
         else
             tail -n 20 "$WORK/demo.err"; fail "gui --demo --smoke-test"
         fi
     else
-        say "SKIP demo (no demo models in resources/demo)"
+        say "SKIP demo (no demo models in app/resources/demo)"
     fi
 fi
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent  # the project root (holds app/, resources/)
+ROOT = Path(__file__).resolve().parent.parent  # the project root (holds app/; app/resources/ is package data)
 APP_NAME = "hayai-desktop"                    # dist/hayai-desktop/hayai-desktop
 ENTRY = "packaging/entry.py"                  # relative to ROOT
-ICON_DIR = "resources/icons"                  # optional: hayai-desktop.ico / .icns for Windows / macOS
+ICON_DIR = "app/resources/icons"                # optional: hayai-desktop.ico / .icns for Windows / macOS
 
 # Imported by name at run time, which PyInstaller's import scan cannot see:
 # - app.cli loads app.commands.* with importlib (every app module is listed by app_modules());
@@ -99,8 +99,10 @@ BINARY_EXCLUDES = [
     "*Qt6VirtualKeyboard*.dll", "*Qt6Quick*.dll", "*Qt6Qml*.dll", "*Qt6Pdf*.dll",
 ]
 
-# Files under resources/ that are not shipped (sources of generated files, notes).
-RESOURCE_SKIP_SUFFIXES = {".md", ".pyc", ".xcf", ".psd"}
+RESOURCE_DIR = "app/resources"               # fonts, demo models, sample pages: package data of `app`
+# Files under app/ that are not shipped (sources of generated files). The notes (README.md) are:
+# the fonts' one says where each face comes from and under which licence.
+RESOURCE_SKIP_SUFFIXES = {".pyc", ".xcf", ".psd"}
 
 
 def keep_binary(dest: str) -> bool:
@@ -121,31 +123,24 @@ def app_modules(root: Path = ROOT) -> list[str]:
     return names
 
 
-def resource_datas(root: Path = ROOT) -> list[tuple[str, str]]:
-    """(source file, destination folder in the bundle) for each file under resources/.
-
-    Source paths are relative to `root` (the spec passes absolute ones built from SPECPATH).
-    Model weights are not bundled apart from the small demo models in resources/demo.
-    """
-    res = root / "resources"
-    if not res.is_dir():
-        return []
-    out = []
-    for path in sorted(res.rglob("*")):
-        if path.is_file() and path.suffix.lower() not in RESOURCE_SKIP_SUFFIXES and "__pycache__" not in path.parts:
-            rel = path.relative_to(root)
-            out.append((rel.as_posix(), rel.parent.as_posix()))
-    return out
-
-
 def package_datas(root: Path = ROOT) -> list[tuple[str, str]]:
-    """The app package's non-Python files (e.g. app/core/export_schema.json), same layout as resource_datas."""
+    """(source file, destination folder in the bundle) for each non-Python file of the app package:
+    app/resources/ (fonts, demo models, samples) and data beside the code (the export's JSON
+    schema). The same files are the wheel's package data (pyproject.toml). Source paths are
+    relative to `root` (the spec passes absolute ones built from SPECPATH). Model weights are not
+    bundled apart from the small demo models in app/resources/demo."""
     out = []
     for path in sorted((root / "app").rglob("*")):
-        if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts:
+        if (path.is_file() and path.suffix not in {".py"} and path.suffix.lower() not in RESOURCE_SKIP_SUFFIXES
+                and "__pycache__" not in path.parts):
             rel = path.relative_to(root)
             out.append((rel.as_posix(), rel.parent.as_posix()))
     return out
+
+
+def resource_datas(root: Path = ROOT) -> list[tuple[str, str]]:
+    """The entries of package_datas() under app/resources/ (the smoke test checks each is in the bundle)."""
+    return [(src, dest) for src, dest in package_datas(root) if src.startswith(RESOURCE_DIR + "/")]
 
 
 def icon(root: Path = ROOT, platform: str = "linux") -> str | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
-GOOD_PAGE = ROOT / "resources" / "samples" / "page_0000.png"
+GOOD_PAGE = ROOT / "app" / "resources" / "samples" / "page_0000.png"
 
 
 def _encode(image: Image.Image, fmt: str, **kw) -> bytes:

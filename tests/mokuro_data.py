@@ -1,4 +1,4 @@
-"""The demo volume (resources/samples: four synthetic pages with their truth) as a project, for
+"""The demo volume (app/resources/samples: four synthetic pages with their truth) as a project, for
 the mokuro export and reader-page tests: the truth's boxes, directions and text, a stand-in
 translation per block, and a corrected text on one block."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from app.core.document import Block, Page, Project
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "resources" / "samples"
+SAMPLES = ROOT / "app" / "resources" / "samples"
 
 
 def truth_pages() -> list[dict]:

@@ -16,7 +16,7 @@ from app.render.writers import output_name
 from tests.bad_sources import bad_archive, bad_folder
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "resources" / "demo"
+DEMO = ROOT / "app" / "resources" / "demo"
 OCR_ARGS = ["--model", str(DEMO / "hayai-demo-ocr"), "--detector", str(DEMO / "hayai-demo-detector.pt"),
             "--device", "cpu", "--patches", "256", "--max-new-tokens", "24"]
 

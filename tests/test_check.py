@@ -15,7 +15,7 @@ from app.translate import GlossaryEntry
 from app.translate.memory import Character, StoryMemory
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "resources" / "samples" / "page_0000.png"
+SAMPLE = ROOT / "app" / "resources" / "samples" / "page_0000.png"
 
 
 

@@ -1,16 +1,16 @@
-"""The demo detector (resources/demo/hayai-demo-detector.pt) finds the blocks of fresh synthetic pages."""
+"""The demo detector (app/resources/demo/hayai-demo-detector.pt) finds the blocks of fresh synthetic pages."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from tools.train_detector import block_recall
 
-# Measured on 60 unseen pages (resources/demo/hayai-demo-detector-train.json): recall 0.89 (bubbles 0.99,
+# Measured on 60 unseen pages (app/resources/demo/hayai-demo-detector-train.json): recall 0.89 (bubbles 0.99,
 # free text 0.48), precision 0.90; on the 8 pages checked here: recall 0.90, precision 0.94.
 RECALL_MIN = 0.8
 BUBBLE_RECALL_MIN = 0.95
 PRECISION_MIN = 0.8
-WEIGHTS = Path(__file__).resolve().parents[1] / "resources" / "demo" / "hayai-demo-detector.pt"
+WEIGHTS = Path(__file__).resolve().parents[1] / "app" / "resources" / "demo" / "hayai-demo-detector.pt"
 
 
 def test_demo_detector_recall_on_unseen_pages():

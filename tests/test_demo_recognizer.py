@@ -1,11 +1,11 @@
-"""The demo recognizer (resources/demo/hayai-demo-ocr) and its training code (tools/ocr_training.py).
+"""The demo recognizer (app/resources/demo/hayai-demo-ocr) and its training code (tools/ocr_training.py).
 
 - The teacher-forced training forward computes, at every text position, the logits greedy
   decoding computes step by step (same modules, RoPE angles and mask).
 - A few optimizer steps on a tiny model lower the loss on a batch (the training step learns).
 - The committed demo model, loaded by the same loader as published checkpoints, reads crops from
   a synthetic seed never used in training with a CER (model-card normalization) under the
-  threshold established when it was trained (resources/demo/hayai-demo-ocr-train.json), directly and through
+  threshold established when it was trained (app/resources/demo/hayai-demo-ocr-train.json), directly and through
   `hayai-desktop eval`.
 """
 from __future__ import annotations
@@ -23,12 +23,12 @@ from app.ocr.testing import random_model, tiny_config
 from tools.ocr_training import encode_prefix_train, forward_logits, loss_on_batch, text_batch
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "resources" / "demo" / "hayai-demo-ocr"
+DEMO = ROOT / "app" / "resources" / "demo" / "hayai-demo-ocr"
 TEST_SEED = 7331  # never used for training (train 1001-1010, validation 2001)
 TEST_COUNT = 60
 PATCHES = 256
 # Measured on these 60 crops when the model was committed: CER 0.188, exact match 0.60 (validation
-# seed 2001, 300 crops: CER 0.140 at 256 patches; resources/demo/hayai-demo-ocr-train.json). The
+# seed 2001, 300 crops: CER 0.140 at 256 patches; app/resources/demo/hayai-demo-ocr-train.json). The
 # demo model is small and trained for about three hours on a 2-core CPU: it reads kana lines
 # well, similar kanji and dakuten less so.
 MAX_CER = 0.22
@@ -104,7 +104,7 @@ def test_demo_model_is_published_layout_and_small():
     names = sorted(p.name for p in DEMO.iterdir())
     assert names == ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]
     assert sum(p.stat().st_size for p in DEMO.iterdir()) < 20 * 1024 * 1024
-    report = json.loads((ROOT / "resources" / "demo" / "hayai-demo-ocr-train.json").read_text(encoding="utf-8"))
+    report = json.loads((ROOT / "app" / "resources" / "demo" / "hayai-demo-ocr-train.json").read_text(encoding="utf-8"))
     assert {r["patches"] for r in report["final_val"]} == {256, 384, 512}
 
 

@@ -17,8 +17,8 @@ from app.cli import main
 from tools.synth import write_pages
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO_OCR = ROOT / "resources" / "demo" / "hayai-demo-ocr"
-DEMO_DETECTOR = ROOT / "resources" / "demo" / "hayai-demo-detector.pt"
+DEMO_OCR = ROOT / "app" / "resources" / "demo" / "hayai-demo-ocr"
+DEMO_DETECTOR = ROOT / "app" / "resources" / "demo" / "hayai-demo-detector.pt"
 SEED = 5150
 PAGES = 12
 PATCHES = 256

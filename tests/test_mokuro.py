@@ -328,7 +328,7 @@ def test_the_demo_volume_read_by_the_pipeline_round_trips_through_mokuro(tmp_pat
     readers by `export`, and opened again: the same blocks, text, boxes, directions and order."""
     from app.core.export_read import read_json_export
 
-    demo = ROOT / "resources" / "demo"
+    demo = ROOT / "app" / "resources" / "demo"
     src = copy_demo_pages(tmp_path / "Demo" / "samples")
     read = tmp_path / "read.json"
     assert main(["ocr", str(src), "--model", str(demo / "hayai-demo-ocr"), "--detector",

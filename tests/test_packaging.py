@@ -56,7 +56,7 @@ def test_spec_is_valid_python_and_uses_spec_data():
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name) and node.value.id == "sd"}
     assert {"ENTRY", "APP_NAME", "EXCLUDES", "METADATA", "HIDDEN_IMPORTS", "SUBMODULE_PACKAGES",
-            "DATA_PACKAGES", "DYNAMIC_LIB_PACKAGES", "resource_datas", "package_datas", "app_modules"} <= used
+            "DATA_PACKAGES", "DYNAMIC_LIB_PACKAGES", "package_datas", "app_modules"} <= used
     calls = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     assert {"Analysis", "PYZ", "EXE", "COLLECT"} <= calls
 
@@ -69,17 +69,18 @@ def test_entry_point_exists_and_runs_the_cli():
 
 
 def test_data_files_exist_and_are_relative():
-    datas = sd.resource_datas(ROOT) + sd.package_datas(ROOT)
-    assert ("app/core/export_schema.json", "app/core") in datas  # read at run time by the JSON export
+    datas = sd.package_datas(ROOT)
+    assert any(src.endswith("/export_schema.json") for src, _ in datas)  # read at run time by the JSON export
+    assert set(sd.resource_datas(ROOT)) <= set(datas) and sd.resource_datas(ROOT)
     for src, dest in datas:
         assert not Path(src).is_absolute() and "site-packages" not in src, src
         assert (ROOT / src).is_file(), f"{src}: named by the spec but missing"
         assert not Path(dest).is_absolute() and ".." not in Path(dest).parts
         assert Path(src).parent.as_posix() == dest  # same layout in the bundle as in the checkout
         assert not src.endswith((".py", ".pyc"))
-    if (ROOT / "resources").is_dir():
+    if (ROOT / "app" / "resources").is_dir():
         shipped = {src for src, _ in datas}
-        for path in (ROOT / "resources").rglob("*"):
+        for path in (ROOT / "app" / "resources").rglob("*"):
             if path.is_file() and path.suffix.lower() not in sd.RESOURCE_SKIP_SUFFIXES:
                 assert path.relative_to(ROOT).as_posix() in shipped
 
@@ -166,12 +167,12 @@ def test_app_never_imports_an_excluded_module():
 def test_resource_path_from_source_and_frozen(monkeypatch, tmp_path):
     from app import paths
 
-    assert paths.resource_path("samples") == ROOT / "resources" / "samples"
+    assert paths.resource_path("samples") == ROOT / "app" / "resources" / "samples"
     assert not paths.is_frozen()
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
     assert paths.is_frozen()
-    assert paths.resource_path("demo", "x.pt") == tmp_path / "resources" / "demo" / "x.pt"
+    assert paths.resource_path("demo", "x.pt") == tmp_path / "app" / "resources" / "demo" / "x.pt"
 
 
 def test_smoke_script_is_valid_bash_and_wired_to_make():

@@ -1,6 +1,6 @@
 """The accuracy guard of the precision modes (app.ocr.precision), measured on a trained model.
 
-The demo recognizer (resources/demo/hayai-demo-ocr, trained on synthetic crops) reads 300 fresh
+The demo recognizer (app/resources/demo/hayai-demo-ocr, trained on synthetic crops) reads 300 fresh
 synthetic crops (a seed never used to train or tune it) in fp32 and in every other mode. Against
 fp32 on the same crops, a mode may raise the CER (model-card normalization) by at most 0.3
 points and lower the exact-match rate by at most 1 point. `auto` may only pick modes that pass.
@@ -22,7 +22,7 @@ from app.ocr import load_recognizer
 from app.ocr.precision import auto_precision
 from app.ocr.text import score
 
-DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "hayai-demo-ocr"
+DEMO = Path(__file__).resolve().parents[1] / "app" / "resources" / "demo" / "hayai-demo-ocr"
 GUARD_SEED = 8117  # not a training (1001-1010), validation (2001) or test (7331, 4242, 5150, 5151) seed
 GUARD_COUNT = 300
 PATCHES = 256

@@ -91,7 +91,7 @@ def test_translate_does_not_save_a_project_held_by_another_process(fake_llm, tmp
     folder.mkdir()
     project = make_project(str(folder))
     for page in project.pages:
-        shutil.copyfile(ROOT / "resources" / "samples" / "page_0000.png", folder / page.name)
+        shutil.copyfile(ROOT / "app" / "resources" / "samples" / "page_0000.png", folder / page.name)
     save_project(project)
     before = find_project_file(folder).read_bytes()
     out = tmp_path / "out.json"

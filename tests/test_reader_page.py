@@ -180,7 +180,7 @@ def _fonts_conf(tmp: Path) -> Path:
     conf = tmp / "fonts.conf"
     conf.write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
                     f'<include ignore_missing="yes">/etc/fonts/fonts.conf</include>'
-                    f'<dir>{ROOT / "resources" / "fonts"}</dir><cachedir>{tmp / "fc"}</cachedir></fontconfig>')
+                    f'<dir>{ROOT / "app" / "resources" / "fonts"}</dir><cachedir>{tmp / "fc"}</cachedir></fontconfig>')
     return conf
 
 

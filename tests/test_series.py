@@ -144,7 +144,7 @@ def test_exact_repeats_are_filled_from_memory_without_a_request(fake_llm):
 def copy_pages(folder: Path, project: Project) -> None:
     folder.mkdir(parents=True)
     for page in project.pages:
-        shutil.copyfile(ROOT / "resources" / "samples" / "page_0000.png", folder / page.name)
+        shutil.copyfile(ROOT / "app" / "resources" / "samples" / "page_0000.png", folder / page.name)
 
 
 def args_for(server, *extra):

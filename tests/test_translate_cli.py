@@ -58,7 +58,7 @@ def test_source_project_is_saved_per_page_and_resumed(fake_llm, tmp_path, monkey
     folder.mkdir()
     project = make_project(str(folder))
     for page in project.pages:  # the pages exist on disk so that the project reopens with them
-        shutil.copyfile(ROOT / "resources" / "samples" / "page_0000.png", folder / page.name)
+        shutil.copyfile(ROOT / "app" / "resources" / "samples" / "page_0000.png", folder / page.name)
     save_project(project)
     # page 2 is rate-limited past the retries; page 3's answer hangs while we look at the file
     fake_llm.script = ["ok", "rate_limit", "rate_limit", "slow"]
@@ -135,8 +135,8 @@ def test_ocr_then_translate_in_one_go(fake_llm, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)
     folder = tmp_path / "pages"
     folder.mkdir()
-    shutil.copyfile(ROOT / "resources" / "samples" / "page_0000.png", folder / "page_0000.png")
-    demo = ROOT / "resources" / "demo"
+    shutil.copyfile(ROOT / "app" / "resources" / "samples" / "page_0000.png", folder / "page_0000.png")
+    demo = ROOT / "app" / "resources" / "demo"
     out = tmp_path / "out.json"
     code = main(["ocr", str(folder), "--out", str(out), "--model", str(demo / "hayai-demo-ocr"),
                  "--detector", str(demo / "hayai-demo-detector.pt"), "--device", "cpu", "--patches", "256",

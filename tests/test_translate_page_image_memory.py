@@ -123,7 +123,7 @@ def test_the_cli_reads_the_pages_of_a_source_for_the_image(fake_llm, tmp_path, m
     folder.mkdir()
     project = make_project(str(folder))
     for p in project.pages:
-        shutil.copyfile(ROOT / "resources" / "samples" / "page_0000.png", folder / p.name)
+        shutil.copyfile(ROOT / "app" / "resources" / "samples" / "page_0000.png", folder / p.name)
     save_project(project)
     code = main(["translate", str(folder), "--provider", "openai", "--base-url", fake_llm.base_url, "--model",
                  "test-model", "--to", "en", "--page-image", mode, "--use-env-key", "--out", str(tmp_path / "o.json")])

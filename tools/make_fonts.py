@@ -1,4 +1,4 @@
-"""Build resources/fonts/ from the upstream font files (a development-time tool, run once).
+"""Build app/resources/fonts/ from the upstream font files (a development-time tool, run once).
 
 The app ships its own fonts so that it, its tests and the synthetic pages need no system font.
 Noto CJK collections (`.ttc`, face 0 = JP) are cut down with fontTools' subsetter to a written
@@ -17,7 +17,7 @@ Glyph outlines, metrics and the layout features (vertical alternates `vert`/`vrt
 are kept as they are: a character in the subset renders exactly as with the full font.
 
 Usage (sources from Debian's fonts-noto-cjk and fonts-comic-neue, or the upstream releases):
-    python tools/make_fonts.py NOTO_CJK_DIR COMIC_NEUE_DIR [--out resources/fonts]
+    python tools/make_fonts.py NOTO_CJK_DIR COMIC_NEUE_DIR [--out app/resources/fonts]
 """
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("noto_dir", type=Path)
     ap.add_argument("comic_dir", type=Path)
-    ap.add_argument("--out", type=Path, default=Path("resources/fonts"))
+    ap.add_argument("--out", type=Path, default=Path("app/resources/fonts"))
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, (stem, wide) in FACES.items():

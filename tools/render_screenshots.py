@@ -2,7 +2,7 @@
 
     python tools/render_screenshots.py [OUT_DIR]
 
-What `hayai-desktop --demo` does: the sample pages (a copy of resources/samples) read by the demo
+What `hayai-desktop --demo` does: the sample pages (a copy of app/resources/samples) read by the demo
 models; then translations are typed into the block panel for every block of page 1 (stand-in
 English), and the three views are captured (original, cleaned, translated), the Style dock with
 a block selected, the mask brush, and the page exported by File > Export > Translated pages.

@@ -1,9 +1,9 @@
 """Train the demo text/bubble detector (YOLOv8n from scratch) on synthetic pages, on CPU.
 
     python tools/train_detector.py                      # generate data, train, evaluate, save
-    python tools/train_detector.py --eval-only          # re-evaluate resources/demo/hayai-demo-detector.pt
+    python tools/train_detector.py --eval-only          # re-evaluate app/resources/demo/hayai-demo-detector.pt
 
-Writes resources/demo/hayai-demo-detector.pt (optimizer stripped, fp16) and resources/demo/hayai-demo-detector-train.json
+Writes app/resources/demo/hayai-demo-detector.pt (optimizer stripped, fp16) and app/resources/demo/hayai-demo-detector-train.json
 (settings, wall time, ultralytics val metrics, and block recall at IoU >= 0.5 on freshly generated
 pages whose seed is never used in training). Nothing is downloaded: the model is built from
 ultralytics' yolov8n.yaml, AMP is off (its check fetches weights) and plots are off (they fetch
@@ -85,8 +85,8 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--model", default="yolov8n.yaml")
     p.add_argument("--init", type=Path, default=None,
-                   help="continue from these weights (e.g. resources/demo/hayai-demo-detector.pt): a further stage")
-    p.add_argument("--out", type=Path, default=ROOT / "resources" / "demo")
+                   help="continue from these weights (e.g. app/resources/demo/hayai-demo-detector.pt): a further stage")
+    p.add_argument("--out", type=Path, default=ROOT / "app" / "resources" / "demo")
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: ultralytics' choice)")
     p.add_argument("--eval-pages", type=int, default=60)
     p.add_argument("--eval-only", action="store_true")

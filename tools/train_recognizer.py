@@ -1,6 +1,6 @@
 """Train the small demo recognizer: a Hayai "nova" model (DSC projector) on synthetic crops.
 
-    python tools/train_recognizer.py --out resources/demo/hayai-demo-ocr --minutes 45
+    python tools/train_recognizer.py --out app/resources/demo/hayai-demo-ocr --minutes 45
 
 Data: crops from tools.synth (`write_crops`) for each training seed, cached under --cache; sets
 that are missing are generated in a background process while training uses the ready ones. A
@@ -14,20 +14,20 @@ Short crops (tools/ocr_training.short_crop: 1-6 characters, budget 64/96) make u
 early batches: a from-scratch vision tower learns the ~700 glyphs on them several times faster
 than on page crops, which then teach block layout (columns right to left, lines).
 
-The committed demo model (resources/demo/hayai-demo-ocr) was trained on a 2-core CPU in four
+The committed demo model (app/resources/demo/hayai-demo-ocr) was trained on a 2-core CPU in four
 runs, each continuing from the last (--init) with a fresh optimizer and learning-rate schedule:
 
     python tools/train_recognizer.py --cache /tmp/ocrtrain --minutes 30      # stopped after 18 min
     python tools/train_recognizer.py --cache /tmp/ocrtrain --minutes 25 --warmup 20 --lr 1.5e-3 \
-        --short 0.6,0.3 --short-until 0.4 --eval-every 5 --init resources/demo/hayai-demo-ocr
+        --short 0.6,0.3 --short-until 0.4 --eval-every 5 --init app/resources/demo/hayai-demo-ocr
     python tools/train_recognizer.py --cache /tmp/ocrtrain --minutes 85 --lr 1.2e-3 --warmup 200 \
         --short 0.4,0.2 --short-until 0.5 --budgets 128:0.2,256:0.6,384:0.2 --train-seeds 1001-1010 \
-        --eval-every 10 --init resources/demo/hayai-demo-ocr                 # stopped after 12 min
+        --eval-every 10 --init app/resources/demo/hayai-demo-ocr                 # stopped after 12 min
     python tools/train_recognizer.py --cache /tmp/ocrtrain --minutes 120 --lr 1e-3 --warmup 100 \
         --short 0.5,0.3 --short-until 0.5 --budgets 128:0.25,256:0.6,384:0.15 --train-seeds 1001-1010 \
-        --eval-every 12 --init resources/demo/hayai-demo-ocr
+        --eval-every 12 --init app/resources/demo/hayai-demo-ocr
 
-(resources/demo/hayai-demo-ocr-train.json keeps every run: each earlier one under "previous_phase".)
+(app/resources/demo/hayai-demo-ocr-train.json keeps every run: each earlier one under "previous_phase".)
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ from app.ocr.tokenizer import JsonTokenizer  # noqa: E402
 from tools.ocr_training import evaluate, load_images, loss_on_batch, read_manifest, short_crop  # noqa: E402
 from tools.synth import charset  # noqa: E402
 
-# The demo model's sizes (fast on a CPU; see resources/demo/hayai-demo-ocr-train.json for the figures).
+# The demo model's sizes (fast on a CPU; see app/resources/demo/hayai-demo-ocr-train.json for the figures).
 DEMO_SIZES = dict(d_model=128, d_vision=96, d_ffn=384, n_layers=2, n_heads=4, n_kv_heads=1, head_dim=32,
                   vision_layers=3, vision_heads=2, vision_intermediate=384, vision_position_grid=16)
 
@@ -146,8 +146,8 @@ def lr_at(progress: float, step: int, peak: float, warmup: int, floor: float = 0
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, default=ROOT / "resources/demo/hayai-demo-ocr")
-    p.add_argument("--report", type=Path, default=ROOT / "resources/demo/hayai-demo-ocr-train.json")
+    p.add_argument("--out", type=Path, default=ROOT / "app/resources/demo/hayai-demo-ocr")
+    p.add_argument("--report", type=Path, default=ROOT / "app/resources/demo/hayai-demo-ocr-train.json")
     p.add_argument("--cache", type=Path, default=Path("/tmp/hayai-ocr-train"))
     p.add_argument("--train-seeds", default="1001-1010")
     p.add_argument("--crops-per-seed", type=int, default=5000)

@@ -2,7 +2,7 @@
 
     python tools/ui_screenshots.py [OUT_DIR]
 
-The page states use the demo models (resources/demo) on the sample pages (resources/samples,
+The page states use the demo models (app/resources/demo) on the sample pages (app/resources/samples,
 or $HAYAI_SHOT_SAMPLES): what `hayai-desktop --demo` shows, real detections and real reads.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ os.environ["HAYAI_DESKTOP_CONFIG_DIR"] = str(TMP / "config")
 os.environ["HAYAI_DATA_DIR"] = str(TMP / "data")
 os.environ["HAYAI_MODELS_DIR"] = str(TMP / "models")
 
-SAMPLES = Path(os.environ.get("HAYAI_SHOT_SAMPLES", ROOT / "resources" / "samples"))
+SAMPLES = Path(os.environ.get("HAYAI_SHOT_SAMPLES", ROOT / "app" / "resources" / "samples"))
 
 
 def wait(app, cond, timeout_s=120.0):

@@ -1,5 +1,5 @@
 """A small library for the batch tests: three volumes of synthetic pages (tools.synth), read
-with the demo models (resources/demo), and what `ocr` writes for each volume.
+with the demo models (app/resources/demo), and what `ocr` writes for each volume.
 
     library/
       Series A/vol 01/         5 pages (two chunks of the pipeline's 4)
@@ -18,8 +18,8 @@ import pytest
 from app.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO_OCR = ROOT / "resources" / "demo" / "hayai-demo-ocr"
-DEMO_DETECTOR = ROOT / "resources" / "demo" / "hayai-demo-detector.pt"
+DEMO_OCR = ROOT / "app" / "resources" / "demo" / "hayai-demo-ocr"
+DEMO_DETECTOR = ROOT / "app" / "resources" / "demo" / "hayai-demo-detector.pt"
 PAGE_SIZE = (384, 544)  # small pages: the demo detector reads them at its 512 px
 MODEL_ARGS = ["--model", str(DEMO_OCR), "--detector", str(DEMO_DETECTOR), "--patches", "128",
               "--max-new-tokens", "16", "--device", "cpu"]

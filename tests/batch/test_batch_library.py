@@ -20,7 +20,7 @@ from app.core.sources import open_source
 from app.errors import ImageError, UserError
 
 ROOT = Path(__file__).resolve().parents[2]
-PNG = (ROOT / "resources" / "samples").glob("*.png")
+PNG = (ROOT / "app" / "resources" / "samples").glob("*.png")
 
 
 def _page(folder: Path, name: str) -> None:

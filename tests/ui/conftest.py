@@ -1,4 +1,4 @@
-"""GUI test fixtures: offscreen Qt (the folders are isolated by tests/conftest.py's own_machine), the demo models (resources/demo)
+"""GUI test fixtures: offscreen Qt (the folders are isolated by tests/conftest.py's own_machine), the demo models (app/resources/demo)
 reading synthetic manga pages with known text (tools.synth), tiny random models for the
 smoke test, and a guard that fails any test leaving a thread running."""
 from __future__ import annotations
@@ -87,7 +87,7 @@ def tiny_yolo(tmp_path_factory):
 
 
 PAGE_SEED = 4242  # synthetic pages of the GUI tests: a seed no demo model was trained or tuned on
-DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "app" / "resources" / "demo"
 DEMO_OCR, DEMO_DETECTOR = DEMO / "hayai-demo-ocr", DEMO / "hayai-demo-detector.pt"
 DEMO_PATCHES = 256
 
@@ -132,7 +132,7 @@ def pages(tmp_path):
 
 @pytest.fixture
 def make_window(qtbot):
-    """Build MainWindows wired to the demo models (resources/demo: they read the synthetic pages'
+    """Build MainWindows wired to the demo models (app/resources/demo: they read the synthetic pages'
     text); each is closed (threads stopped) at teardown."""
     from app.core.settings import AppSettings
     from app.ui.shell.main_window import MainWindow

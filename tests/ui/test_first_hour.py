@@ -15,7 +15,7 @@ from app.core.settings import AppSettings, export_folder
 from app.ui.reading.run_stats import RunStats
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "resources" / "samples"
+SAMPLES = ROOT / "app" / "resources" / "samples"
 
 
 def test_help_menu_opens_the_demo_and_the_empty_canvas_says_so(make_window, pages, tmp_path, qtbot):

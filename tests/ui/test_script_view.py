@@ -128,7 +128,7 @@ def test_the_lettering_fit_is_the_exports_and_every_status_leads_back_to_its_blo
     from app.ui.common.status_colours import STATUS_COLOURS
     from app.ui.editor.block_panel import STATUS_ROLE
 
-    sample = Path(__file__).resolve().parents[2] / "resources" / "samples" / "page_0000.png"
+    sample = Path(__file__).resolve().parents[2] / "app" / "resources" / "samples" / "page_0000.png"
     folder = tmp_path / "vol"
     folder.mkdir()
     for name in ("001.png", "002.png"):

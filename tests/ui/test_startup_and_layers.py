@@ -82,7 +82,7 @@ def test_cli_smoke_test_runs_the_pipeline(tiny_ocr, tiny_yolo, tmp_path):
 
 
 def test_demo_smoke_test_reads_the_samples_and_keeps_user_settings(tmp_path):
-    """`--demo` opens resources/samples with the demo models at the demo budget; the user's own
+    """`--demo` opens app/resources/samples with the demo models at the demo budget; the user's own
     settings file is neither read for the models nor overwritten."""
     import json
 
@@ -97,7 +97,7 @@ def test_demo_smoke_test_reads_the_samples_and_keeps_user_settings(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "smoke test: done; page page_0000.png:" in out.stderr
     blocks = int(out.stderr.split("page_0000.png: ")[1].split(" block")[0])
-    truth = json.loads((ROOT / "resources" / "samples" / "page_0000.json").read_text(encoding="utf-8"))
+    truth = json.loads((ROOT / "app" / "resources" / "samples" / "page_0000.json").read_text(encoding="utf-8"))
     assert abs(blocks - len(truth["blocks"])) <= 2
     assert json.loads((config / "settings.json").read_text(encoding="utf-8")) == user
 

@@ -1,6 +1,6 @@
 """CJK fonts for the synthetic pages: the app's shipped Noto CJK faces, loaded at a size.
 
-The faces are the subsets in `resources/fonts/` (`app.fonts`), so pages come out the same on
+The faces are the subsets in `app/resources/fonts/` (`app.fonts`), so pages come out the same on
 every machine, whatever fonts it has installed. A character in the subset renders exactly as
 with the full Noto CJK collection (face 0, JP) the demo models were trained on.
 """

@@ -2,7 +2,7 @@
 
 Sets up the QApplication (system light/dark theme, a CJK font), opens the main window and the
 requested source. `--smoke-test` runs offscreen: open a page, run the pipeline once with the
-given models, exit 0 on success. `--demo` opens resources/samples with resources/demo models.
+given models, exit 0 on success. `--demo` opens app/resources/samples with app/resources/demo models.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from app.ui.shell.startup import startup_settings
 
 
 def pick_cjk_font() -> str:
-    """Register the app's shipped fonts (resources/fonts) with Qt and make the shipped CJK face the
+    """Register the app's shipped fonts (app/resources/fonts) with Qt and make the shipped CJK face the
     one overlays, the block panel and the editors draw with; "" if it could not be loaded.
 
     The shipped faces are used whatever the system has installed, so every machine draws the same

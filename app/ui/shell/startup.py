@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-RESOURCES = Path(__file__).resolve().parents[3] / "resources"
+from app.paths import resource_path
 
 DEMO_PATCHES = 256  # the demo recognizer was trained at 128-384 patches and reads best at 256
 DEMO_SETTINGS_FILE = "demo-settings.json"  # beside settings.json
@@ -16,8 +16,8 @@ DEMO_SETTINGS_FILE = "demo-settings.json"  # beside settings.json
 
 def demo_paths() -> tuple[Path | None, Path | None, Path | None]:
     """(samples folder, demo OCR model folder, demo detector .pt), each None when absent."""
-    samples = RESOURCES / "samples"
-    demo = RESOURCES / "demo"
+    samples = resource_path("samples")
+    demo = resource_path("demo")
     model = next((p.parent for p in sorted(demo.glob("**/config.json"))), None) if demo.is_dir() else None
     detector = next(iter(sorted(demo.glob("**/*.pt"))), None) if demo.is_dir() else None
     return (samples if samples.is_dir() else None), model, detector
@@ -26,7 +26,7 @@ def demo_paths() -> tuple[Path | None, Path | None, Path | None]:
 def startup_settings(args):
     """(settings, settings file or None for the user's settings.json, path to open) for `args`.
 
-    `--demo` opens resources/samples with the demo models and keeps its own settings file
+    `--demo` opens app/resources/samples with the demo models and keeps its own settings file
     (DEMO_SETTINGS_FILE), so the demo's models and budget never replace the user's own choices;
     the demo recognizer reads best at DEMO_PATCHES. --model / --detector win over both.
     FileNotFoundError when the demo's files are not in this installation.
@@ -39,8 +39,8 @@ def startup_settings(args):
     if getattr(args, "demo", False):
         samples, model, detector = demo_paths()
         if samples is None or model is None or detector is None:
-            raise FileNotFoundError("the demo needs resources/samples and the demo models in resources/demo; "
-                                    "they are not in this installation.")
+            raise FileNotFoundError(f"the demo needs the sample pages ({resource_path('samples')}) and the demo "
+                                    f"models ({resource_path('demo')}); they are not in this installation.")
         path = path or str(samples)
         settings_file = config_dir() / DEMO_SETTINGS_FILE
         settings = load_settings(settings_file) if settings_file.is_file() else replace(settings, patches=DEMO_PATCHES)
