@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -136,11 +136,49 @@ def test_about_box_says_what_a_bug_report_needs(make_window, qtbot):
     dialog = AboutDialog("hayai-demo-ocr on CPU", w)
     qtbot.addWidget(dialog)
     text = dialog.label.text()
-    for needle in (__version__, "Apache License 2.0", f"Qt {qVersion()}", f"torch {version('torch')}",
+    for needle in (__version__, "GNU Affero General Public License v3.0 or later", "AGPL-3.0-or-later", f"Qt {qVersion()}", f"torch {version('torch')}",
                    f"transformers {version('transformers')}", "hayai-demo-ocr on CPU", "Settings", "Models",
                    "Logs", "https://"):
         assert needle in text, needle
     assert "file://" in text  # the folders open in the file manager
+
+
+def test_help_about_shows_the_licence_and_opens_the_notices(make_window, qtbot):
+    """Help > About through the menu: the licence with a link to LICENSE, then Third-party
+    licences… opens the notices (the installed dependencies, the fonts, the demo models), where
+    Find selects a package's entry; both dialogs close as a user closes them."""
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from app.ui.shell.about import AboutDialog, NoticesDialog
+
+    w = make_window()
+    help_menu = next(a.menu() for a in w.menuBar().actions() if a.text() == "&Help")
+    about = next(a for a in help_menu.actions() if a.text() == "About Hayai Desktop")
+    seen = {}
+
+    def in_notices():
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, NoticesDialog)
+        seen["notices"] = dialog.text.toPlainText()
+        qtbot.keyClicks(dialog.find, "ultralytics")
+        qtbot.keyClick(dialog.find, Qt.Key.Key_Return)
+        seen["selected"] = dialog.text.textCursor().selectedText()
+        dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Close).click()
+
+    def in_about():
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, AboutDialog)
+        seen["about"] = dialog.label.text()
+        QTimer.singleShot(200, in_notices)
+        dialog.notices_button.click()  # modal: returns when the notices close
+        dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Close).click()
+
+    QTimer.singleShot(200, in_about)
+    about.trigger()
+    assert "AGPL-3.0-or-later" in seen["about"] and "LICENSE" in seen["about"] and "file://" in seen["about"]
+    assert "ultralytics " in seen["notices"] and "AGPL" in seen["notices"] and "PySide6" in seen["notices"]
+    assert "SIL OPEN FONT LICENSE" in seen["notices"] and "Demo models of Hayai Desktop" in seen["notices"]
+    assert seen["selected"] == "ultralytics"
 
 
 def _light_share(icon) -> float:

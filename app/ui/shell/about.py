@@ -1,5 +1,6 @@
-"""Help > About: what this is, its licence, the versions that matter in a bug report, the device
-in use, where settings, projects, models and logs live, and links."""
+"""Help > About: what this is, its licence (with its text) and the third-party notices, the
+versions that matter in a bug report, the device in use, where settings, projects, models and
+logs live, and links."""
 from __future__ import annotations
 
 import platform
@@ -8,11 +9,20 @@ from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, qVersion
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+)
 
+from app import notices
 from app.ui.common.widgets import breakable
 
-LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
 MODEL_URL = "https://huggingface.co/JustANormalTinkerer/hayai-ocr-v2.5-nova"
 LIBRARIES = ("torch", "transformers", "ultralytics", "PySide6", "numpy", "opencv-python")
 
@@ -39,6 +49,8 @@ def folders() -> list[tuple[str, Path]]:
 def about_html(device: str) -> str:
     from app import __version__
 
+    path = notices.license_file()
+    licence = QUrl.fromLocalFile(str(path)).toString() if path else notices.LICENSE_URL
     versions = ", ".join(f"{name} {package_version(name)}" for name in LIBRARIES)
     rows = "".join(
         f"<li>{what}: <a href='{QUrl.fromLocalFile(str(path)).toString()}'>{escape(breakable(str(path)))}</a>"
@@ -47,8 +59,10 @@ def about_html(device: str) -> str:
         f"<h3>Hayai Desktop {escape(__version__)}</h3>"
         "<p>Reads, transcribes and translates manga pages: a text detector finds the bubbles, the Hayai "
         "OCR model reads them, and you correct, translate and export the text.</p>"
-        f"<p>Licence: Apache License 2.0 (<a href='{LICENSE_URL}'>text</a>). The shipped fonts are under the "
-        "SIL Open Font License 1.1; each model keeps its own licence (model manager).</p>"
+        f"<p>Licence: {notices.LICENSE_NAME} ({notices.LICENSE_SPDX}; <a href='{licence}'>text</a>). It ships "
+        "third-party software under its own licences (Third-party licences below), among them ultralytics "
+        "(AGPL-3.0) and Qt for Python (LGPL-3.0); the shipped fonts are under the SIL Open Font License 1.1; "
+        "each model keeps its own licence (model manager).</p>"
         f"<p>Versions: Python {platform.python_version()}, Qt {qVersion()}, {escape(versions)}.</p>"
         f"<p>Device: {escape(device)}</p>"
         f"<p>Folders:</p><ul>{rows}</ul>"
@@ -68,8 +82,51 @@ class AboutDialog(QDialog):
         self.label.setMinimumWidth(360)
         self.label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.notices_button = QPushButton("Third-party licences…")
+        self.notices_button.setToolTip("Every package the app ships, with its licence text; the fonts and the demo models")
+        buttons.addButton(self.notices_button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.notices_button.clicked.connect(self.show_notices)
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
         lay.addWidget(self.label)
         lay.addWidget(buttons)
         self.resize(560, self.sizeHint().height())
+
+    def show_notices(self) -> None:
+        NoticesDialog(self).exec()
+
+
+class NoticesDialog(QDialog):
+    """The third-party notices (the bundle's THIRD_PARTY_LICENSES, else the installed
+    dependencies' licences), read-only, with a find field (Enter: next match)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Third-party licences")
+        self.find = QLineEdit()
+        self.find.setPlaceholderText("Find (a package or a licence), Enter for the next")
+        self.find.returnPressed.connect(self.find_next)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setPlainText(notices.third_party_notices())
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.find)
+        lay.addWidget(self.text)
+        lay.addWidget(buttons)
+        self.resize(760, 560)
+
+    def find_next(self) -> bool:
+        """Select the next match of the find field (from the top again after the last)."""
+        needle = self.find.text()
+        if not needle:
+            return False
+        if self.text.find(needle):
+            return True
+        cursor = self.text.textCursor()
+        cursor.movePosition(cursor.MoveOperation.Start)
+        self.text.setTextCursor(cursor)
+        return self.text.find(needle)
