@@ -31,6 +31,7 @@ LICENSES = ROOT / "packaging" / "licenses"
 # Also in the bundle without being a requirement of the app: PyInstaller's bootloader and hooks.
 BUILD_TOOLS = ["pyinstaller"]
 UNKNOWN = "UNKNOWN"  # what pip-licenses writes for a missing field
+NOTICES_NAME = "THIRD_PARTY_LICENSES"  # app.notices.NOTICES_FILE: at the top of the bundle's data folder
 
 # Distributions whose wheels install no licence file (checked: their dist-info has none):
 # a standard text of the licence their metadata names ("file:NAME": packaging/licenses/NAME.txt),

@@ -13,7 +13,13 @@
 #   ocr        a generated folder of pages with a tiny random-weight YOLO detector (app.detect.testing)
 #   gui        --smoke-test: main window offscreen, one page through the pipeline, exit 0
 #   render     the ocr export with a translation in every block -> PNG pages and layered PSDs
+#   psd        those PSDs read back with psd-tools: one editable type layer per block, holding its translation
+#   mokuro     `export --format mokuro`: VOLUME.mokuro (pages, blocks, lines), the page images, the reader page
+#   translate  `translate` against a loopback OpenAI-compatible server (tests/llm_server.py's FakeLLM,
+#              started by this script) with a series file: its translation memory fills a line
+#              without a request, its glossary reaches the server, the rest comes from the server
 #   fonts      (within gui) the bundled CJK font draws 漢字かなカナ한글, no glyph is the missing-glyph box
+#   notices    LICENSE and THIRD_PARTY_LICENSES in the bundle; the frozen app finds both (within gui)
 # Exit status: 0 when every check passed, 1 otherwise. Build log: build/pyinstaller.log.
 set -uo pipefail
 
@@ -75,6 +81,12 @@ EOF
 # Runs the bundle from a clean environment: no venv, no PYTHON*, another working directory.
 frozen() {
     (cd "$WORK/cwd" && env -i PATH=/usr/bin:/bin HOME="$WORK/home" QT_QPA_PLATFORM=offscreen "$BUNDLE" "$@")
+}
+frozen_env() {  # frozen_env VAR=VALUE... -- ARGS...: the same, with these variables set too
+    local vars=()
+    while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+    shift
+    (cd "$WORK/cwd" && env -i PATH=/usr/bin:/bin HOME="$WORK/home" QT_QPA_PLATFORM=offscreen "${vars[@]}" "$BUNDLE" "$@")
 }
 timed() {  # timed NAME CMD...: runs CMD, prints its time
     local name=$1 t0 ms rc; shift
@@ -161,6 +173,118 @@ EOF
     fi
 fi
 
+# psd: the layered PSDs read back with psd-tools, as another program would open them
+if [ -d "$WORK/rendered-psd" ]; then
+    if "$PY" - "$WORK/rendered-psd" "$WORK/translated.json" >"$WORK/psd.out" 2>&1 <<'EOF'
+import json, sys
+from pathlib import Path
+from psd_tools import PSDImage
+doc = json.load(open(sys.argv[2], encoding="utf-8"))
+want = sum(len(p["blocks"]) for p in doc["pages"])
+got, bad = 0, []
+for path in sorted(Path(sys.argv[1]).glob("*.psd")):
+    for layer in PSDImage.open(path).descendants():
+        if layer.kind == "type":
+            got += 1
+            if "Hyphenationeverywhere" not in "".join(ch for ch in layer.text if ch.isalnum()):
+                bad.append((path.name, layer.name, layer.text))
+print(f"type layers: {got} (blocks: {want})" + (f"; wrong text: {bad[:3]}" if bad else ""))
+sys.exit(0 if got == want and not bad else 1)
+EOF
+    then passed+=(psd); say "psd: $(cat "$WORK/psd.out")"
+    else tail -n 20 "$WORK/psd.out"; fail "psd: type layers"; fi
+fi
+
+# mokuro: a .mokuro volume, its page images and the reader page, from the translated export
+if [ -f "$WORK/translated.json" ] && [ -f app/commands/export.py ]; then
+    if timed "export mokuro (frozen)" frozen export "$WORK/translated.json" --out "$WORK/mokuro" --format mokuro \
+            --volume vol1 --title "Smoke series" 2>"$WORK/mokuro.err" \
+        && "$PY" - "$WORK/mokuro" "$WORK/translated.json" >"$WORK/mokuro.out" 2>&1 <<'EOF'
+import json, sys
+from pathlib import Path
+out, doc = Path(sys.argv[1]), json.load(open(sys.argv[2], encoding="utf-8"))
+volume = json.loads((out / "vol1.mokuro").read_text(encoding="utf-8"))
+pages = volume["pages"]
+texts = [line for p in pages for b in p["blocks"] for line in b["lines"]]
+images = sorted(p.name for p in (out / "vol1").iterdir())
+html = (out / "vol1.html").read_text(encoding="utf-8")
+want = [b["text"] for p in doc["pages"] for b in p["blocks"]]
+print(f"{len(pages)} pages, {len(texts)} lines, images {images}, reader page {len(html)} characters")
+ok = (len(pages) == 2 and len(images) == 2 and volume["title"] == "Smoke series" and volume["volume"] == "vol1"
+      and "".join(texts).replace(" ", "") == "".join(want).replace("\n", "").replace(" ", "")
+      and "<html" in html.lower() and "Hyphenation everywhere!" in html)
+sys.exit(0 if ok else 1)
+EOF
+    then passed+=(mokuro); say "mokuro: $(cat "$WORK/mokuro.out")"
+    else cat "$WORK/mokuro.err" "$WORK/mokuro.out" 2>/dev/null | tail -n 20; fail "mokuro export"; fi
+fi
+
+# translate: a JSON export in Japanese against a loopback OpenAI-compatible server, with a series file
+if [ -f "$WORK/ocr.json" ] && [ -f app/commands/translate.py ] && [ -f tests/llm_server.py ]; then
+    mkdir -p "$WORK/series"
+    "$PY" - "$WORK/ocr.json" "$WORK/ja.json" "$WORK/series/.hayai-series.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1], encoding="utf-8"))
+texts = ["さようなら", "こんにちは", "ありがとう"]
+for page in doc["pages"]:  # three blocks a page, one for each text (the tiny detector finds one or two)
+    first = page["blocks"][0]
+    page["blocks"] = [dict(first, id=f"{first['id']}-{i}", text=text, translation="") for i, text in enumerate(texts)]
+json.dump(doc, open(sys.argv[2], "w", encoding="utf-8"), ensure_ascii=False)
+series = {"format": "hayai-desktop-series", "version": 1, "minor": 0, "app_version": "0.1.0",
+          "glossary": [{"source": "ありがとう", "target": "Thanks-from-the-glossary", "note": ""}],
+          "memory": {"characters": [], "terms": [], "summary": ""},
+          "tm": [{"source": "さようなら", "target": "Farewell, from the series"}], "style": None}
+json.dump(series, open(sys.argv[3], "w", encoding="utf-8"), ensure_ascii=False)
+EOF
+    "$PY" -c '
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from tests.llm_server import FakeLLM
+server = FakeLLM()
+print(server.port, server.key, flush=True)
+while True:
+    time.sleep(1)
+' "$ROOT" >"$WORK/llm.port" 2>"$WORK/llm.err" &
+    llm_pid=$!
+    for _ in $(seq 50); do [ -s "$WORK/llm.port" ] && break; sleep 0.2; done
+    read -r llm_port llm_key <"$WORK/llm.port"
+    if [ -n "${llm_port:-}" ] && timed "translate with a series file (frozen)" frozen_env OPENAI_API_KEY="$llm_key" -- \
+            translate "$WORK/ja.json" --out "$WORK/translated-llm.json" --provider openai \
+            --base-url "http://127.0.0.1:$llm_port/v1" --model test-model --to en --use-env-key --timeout 30 \
+            --series "$WORK/series/.hayai-series.json" 2>"$WORK/translate.err" \
+        && grep -q "a new volume of the series" "$WORK/translate.err" \
+        && "$PY" - "$WORK/translated-llm.json" >"$WORK/translate.out" 2>&1 <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1], encoding="utf-8"))
+blocks = [b for p in doc["pages"] for b in p["blocks"]]
+ok = len(blocks) == 6 and all(b["translation"].strip() for b in blocks)
+for b in blocks:
+    got = b["translation"].strip()
+    if b["text"] == "さようなら":  # the series' translation memory, no request
+        ok = ok and got == "Farewell, from the series"
+    elif b["text"] == "こんにちは":  # the server's (romanized)
+        ok = ok and got.lower() == "konnichiha"
+    else:  # the server's, with the series' glossary sent along
+        ok = ok and "Thanks-from-the-glossary" in got
+print(f"{len(blocks)} blocks translated: " + "; ".join(sorted({f"{b['text']} -> {b['translation'].strip()}" for b in blocks})))
+sys.exit(0 if ok else 1)
+EOF
+    then passed+=(translate); say "translate: $(cat "$WORK/translate.out")"
+    else cat "$WORK/llm.err" "$WORK/translate.err" "$WORK/translate.out" 2>/dev/null | tail -n 20; fail "translate against the loopback server"; fi
+    kill "$llm_pid" 2>/dev/null
+fi
+
+# notices: the licence and THIRD_PARTY_LICENSES beside the bundle's data (the gui check sees the app find them)
+internal="$ROOT/dist/hayai-desktop/_internal"
+if [ -f "$internal/LICENSE" ] && cmp -s "$internal/LICENSE" LICENSE && [ -f "$internal/THIRD_PARTY_LICENSES" ] \
+    && grep -q "^  ultralytics .*AGPL" "$internal/THIRD_PARTY_LICENSES" && grep -q "^  PySide6 .*LGPL" "$internal/THIRD_PARTY_LICENSES" \
+    && grep -q "SIL OPEN FONT LICENSE" "$internal/THIRD_PARTY_LICENSES"; then
+    passed+=(notices)
+    say "notices: THIRD_PARTY_LICENSES $(wc -c <"$internal/THIRD_PARTY_LICENSES") bytes, $(grep -c '^  [^ ].* [^ ]*: ' "$internal/THIRD_PARTY_LICENSES") distributions listed"
+else
+    fail "notices: LICENSE or THIRD_PARTY_LICENSES missing from the bundle or incomplete"
+fi
+
 # gui: --smoke-test with the tiny models
 if [ "$HAVE_GUI" = 1 ] && [ "$HAVE_DETECT" = 1 ]; then
     if timed "gui --smoke-test (frozen)" frozen --smoke-test --model "$WORK/tiny-ocr" --detector "$WORK/tiny-detect.pt" \
@@ -169,6 +293,8 @@ if [ "$HAVE_GUI" = 1 ] && [ "$HAVE_DETECT" = 1 ]; then
         # fonts: the bundled CJK face draws every glyph of the check string (none is the missing-glyph box)
         if grep -q "smoke test: font Noto Sans CJK JP: every glyph" "$WORK/gui.err"; then passed+=(fonts)
         else fail "fonts: the bundled CJK font is missing or draws boxes"; fi
+        if grep -q "smoke test: licence AGPL-3.0-or-later: .*_internal/LICENSE; third-party notices: bundled THIRD_PARTY_LICENSES" "$WORK/gui.err"; then passed+=(about)
+        else fail "about: the frozen app does not find its LICENSE or THIRD_PARTY_LICENSES"; fi
     else
         tail -n 20 "$WORK/gui.err"; fail "gui --smoke-test"
     fi

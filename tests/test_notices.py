@@ -91,3 +91,4 @@ def test_about_notices_outside_the_bundle_list_the_dependencies():
     assert "ultralytics " in text and "AGPL" in text
     assert "SIL OPEN FONT LICENSE" in text and "Demo models of Hayai Desktop" in text
     assert notices.bundled_notices_file() is None  # not frozen
+    assert nt.NOTICES_NAME == notices.NOTICES_FILE

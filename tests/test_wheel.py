@@ -150,4 +150,8 @@ def test_gui_demo_smoke_test(installed):
     assert out.returncode == 0, out.stderr
     assert "smoke test: done; page page_0000.png:" in out.stderr
     assert "smoke test: font Noto Sans CJK JP: every glyph" in out.stderr
+    # Help > About's licence is the wheel's own copy (its dist-info), the notices from the metadata
+    line = next(line for line in out.stderr.splitlines() if line.startswith("smoke test: licence "))
+    assert ".dist-info/licenses/LICENSE" in line and str(installed[3] / "venv") in line, line
+    assert "from the installed metadata" in line
     assert not os.listdir(installed[3] / "cwd")

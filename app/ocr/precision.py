@@ -12,6 +12,14 @@
           instructions (AVX-512 BF16, AMX) -> bf16; a CPU with int8 dot products only
           (AVX-VNNI, AVX-512 VNNI) -> int8; anything else (MPS, older CPUs) -> fp32.
 
+int8 uses torch.ao.quantization.quantize_dynamic, which torch marks deprecated (its notice says
+"removed in 2.10"; torch 2.14 still has it and its fbgemm / x86 kernels). torch itself offers no
+maintained replacement: the notice points to torchao, a separate package whose releases are
+built against particular torch versions (a torch upgrade would also need a matching torchao),
+for a mode that `auto` picks only on CPUs with VNNI but no BF16. So it is kept: when torch drops
+it, int8_available() turns False, `int8` is refused with a message and `auto` falls back to
+fp32; pyproject.toml bounds torch below 3.
+
 On the 2-core AMD EPYC (AVX-512 BF16 and VNNI) this project is developed on, bf16 is the fastest
 of the CPU modes (docs/performance.md has the figures, `bench/ocr_throughput.py
 --compare-official` measures them).
@@ -94,7 +102,7 @@ def apply_precision(model: nn.Module, precision: str) -> nn.Module:
         if torch.backends.quantized.engine not in ("x86", "fbgemm"):
             torch.backends.quantized.engine = "x86" if "x86" in engines else "fbgemm"
         spec = dict.fromkeys(_int8_targets(model), per_channel_dynamic_qconfig)
-        with warnings.catch_warnings():  # torch.ao's deprecation notices: the kernels are what we use
+        with warnings.catch_warnings():  # torch.ao's deprecation notices (why it is kept: the module docstring)
             warnings.simplefilter("ignore", DeprecationWarning)
             warnings.simplefilter("ignore", UserWarning)
             model = quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)

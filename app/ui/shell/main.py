@@ -218,6 +218,15 @@ def _smoke_test(app, window, path: str, timeout_s: int = 600) -> int:
     if missing:
         window.close()
         return 1
+    from app import notices  # Help > About's licence and third-party notices, as found in this installation
+
+    licence, notice_text = notices.license_file(), notices.third_party_notices()
+    print(f"smoke test: licence {notices.LICENSE_SPDX}: {licence or 'LICENSE missing'}; third-party notices: "
+          f"{'bundled ' + notices.NOTICES_FILE if notices.bundled_notices_file() else 'from the installed metadata'}, "
+          f"{len(notice_text)} characters", file=sys.stderr)
+    if licence is None or "ultralytics" not in notice_text:
+        window.close()
+        return 1
     if not window.session.open_path(path):
         print(f"smoke test: could not open {path}: {window.notice.label.text()}", file=sys.stderr)
         window.close()
