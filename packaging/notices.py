@@ -117,13 +117,32 @@ def _fallback_text(name: str) -> str:
     return "\n\n".join(parts)
 
 
+def _from_metadata(name: str) -> dict:
+    """pip-licenses' fields read with importlib.metadata, for a distribution it does not see: one
+    vendored inside another (setuptools/_vendor/jaraco.text-*.dist-info, on sys.path only in the
+    process that imported setuptools, as the spec's has), whose files the bundle holds."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from app.notices import license_files, license_of
+    finally:
+        sys.path.remove(str(ROOT))
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return {"Name": name, "Version": UNKNOWN, "License": UNKNOWN}
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in license_files(dist) if p.is_file()]
+    licence = license_of(dist)
+    return {"Name": dist.metadata["Name"], "Version": dist.version, "License": UNKNOWN if licence == "not stated" else licence,
+            "LicenseText": "\n\n".join(texts) or UNKNOWN}
+
+
 def entries(names: list[str]) -> list[dict]:
     """One entry per name: name, version, licence, text (the distribution's licence and notice
     files, else TEXT_FALLBACK's); a name pip-licenses does not know gets UNKNOWN fields."""
     found = {_key(e["Name"]): e for e in pip_licenses(names)}
     out = []
     for name in names:
-        e = found.get(_key(name), {"Name": name, "Version": UNKNOWN, "License": UNKNOWN})
+        e = found.get(_key(name)) or _from_metadata(name)
         texts = [t for t in (e.get("LicenseText"), e.get("NoticeText")) if t and t != UNKNOWN]
         if not texts and _fallback_text(name):
             texts = [_fallback_text(name)]

@@ -92,3 +92,19 @@ def test_about_notices_outside_the_bundle_list_the_dependencies():
     assert "SIL OPEN FONT LICENSE" in text and "Demo models of Hayai Desktop" in text
     assert notices.bundled_notices_file() is None  # not frozen
     assert nt.NOTICES_NAME == notices.NOTICES_FILE
+
+
+def test_a_distribution_pip_licenses_cannot_see_is_read_from_its_metadata(tmp_path, monkeypatch):
+    """A vendored distribution (on sys.path only in the spec's process, as setuptools/_vendor's
+    are) still gets its licence and text, read with importlib.metadata."""
+    info = tmp_path / "vendored_thing-1.2.dist-info"
+    (info / "licenses").mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: vendored-thing\nVersion: 1.2\n"
+                                   "License-Expression: MIT\n", encoding="utf-8")
+    (info / "licenses" / "LICENSE").write_text("MIT License\n\nCopyright (c) the vendored thing\n", encoding="utf-8")
+    (info / "RECORD").write_text("vendored_thing-1.2.dist-info/METADATA,,\n"
+                                 "vendored_thing-1.2.dist-info/licenses/LICENSE,,\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (item,) = nt.entries(["vendored-thing"])
+    assert (item["version"], item["license"]) == ("1.2", "MIT") and "the vendored thing" in item["text"]
+    assert nt.missing([item]) == []
