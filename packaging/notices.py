@@ -110,7 +110,8 @@ def _fallback_text(name: str) -> str:
         if kind == "file":
             parts.append((LICENSES / f"{what}.txt").read_text(encoding="utf-8"))
         else:  # description:HEADING
-            body = metadata.distribution(name).metadata.get_payload() or ""
+            raw = metadata.distribution(name).read_text("METADATA") or ""  # headers, a blank line, the description
+            body = raw.split("\n\n", 1)[1] if "\n\n" in raw else ""
             start = body.find(f"\n{what}\n")
             if start >= 0:
                 parts.append(body[start + 1:].strip())
