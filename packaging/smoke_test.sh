@@ -277,7 +277,7 @@ fi
 # notices: the licence and THIRD_PARTY_LICENSES beside the bundle's data (the gui check sees the app find them)
 internal="$ROOT/dist/hayai-desktop/_internal"
 if [ -f "$internal/LICENSE" ] && cmp -s "$internal/LICENSE" LICENSE && [ -f "$internal/THIRD_PARTY_LICENSES" ] \
-    && grep -q "^  ultralytics .*AGPL" "$internal/THIRD_PARTY_LICENSES" && grep -q "^  PySide6 .*LGPL" "$internal/THIRD_PARTY_LICENSES" \
+    && grep -q "^  ultralytics .*AGPL" "$internal/THIRD_PARTY_LICENSES" && grep -q "^  PySide6_Essentials .*LGPL" "$internal/THIRD_PARTY_LICENSES" \
     && grep -q "SIL OPEN FONT LICENSE" "$internal/THIRD_PARTY_LICENSES"; then
     passed+=(notices)
     say "notices: THIRD_PARTY_LICENSES $(wc -c <"$internal/THIRD_PARTY_LICENSES") bytes, $(grep -c '^  [^ ].* [^ ]*: ' "$internal/THIRD_PARTY_LICENSES") distributions listed"
