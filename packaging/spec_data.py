@@ -99,6 +99,10 @@ BINARY_EXCLUDES = [
     "*Qt6VirtualKeyboard*.dll", "*Qt6Quick*.dll", "*Qt6Qml*.dll", "*Qt6Pdf*.dll",
 ]
 
+# Data files PySide6's hook collects that the app never reads: Qt's own translations (.qm, 7 MB
+# for 99 files), loaded only through a QTranslator, which the app (English only) never installs.
+DATA_EXCLUDES = ["PySide6/Qt/translations/*"]
+
 RESOURCE_DIR = "app/resources"               # fonts, demo models, sample pages: package data of `app`
 # Files under app/ that are not shipped (sources of generated files). The notes (README.md) are:
 # the fonts' one says where each face comes from and under which licence.
@@ -111,6 +115,13 @@ def keep_binary(dest: str) -> bool:
 
     dest = dest.replace("\\", "/")
     return not any(fnmatch(dest, pattern) or fnmatch("/" + dest, pattern) for pattern in BINARY_EXCLUDES)
+
+
+def keep_data(dest: str) -> bool:
+    """False for a bundle path matched by DATA_EXCLUDES (`PySide6/Qt/translations/qt_de.qm`)."""
+    from fnmatch import fnmatch
+
+    return not any(fnmatch(dest.replace("\\", "/"), pattern) for pattern in DATA_EXCLUDES)
 
 
 def app_modules(root: Path = ROOT) -> list[str]:

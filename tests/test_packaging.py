@@ -128,6 +128,14 @@ def test_binary_excludes_drop_unused_qt_only():
         assert sd.keep_binary(dest), dest
 
 
+def test_data_excludes_drop_qt_translations_only():
+    assert not sd.keep_data("PySide6/Qt/translations/qt_de.qm")
+    assert not sd.keep_data("PySide6\\Qt\\translations\\qtbase_ja.qm")
+    for dest in ["app/resources/fonts/NotoSansCJKjp-Regular.otf", "ultralytics/cfg/default.yaml",
+                 "pyphen/dictionaries/hyph_en_US.dic", "PySide6/Qt/plugins/platforms/libqxcb.so"]:
+        assert sd.keep_data(dest), dest
+
+
 def test_data_package_patterns_match_files():
     for package, patterns in sd.DATA_PACKAGES.items():
         folder = _module_file(package).parent
