@@ -9,6 +9,8 @@ PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
+.PHONY: run test lint bench bundle clean llama-server
+
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -49,10 +49,7 @@ def _bare_env(home: Path) -> dict[str, str]:
             "HF_HUB_OFFLINE": "1", "HAYAI_LOG_DIR": str(home / "logs")}
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """(the fresh environment's python, its hayai-desktop script, the wheel, a scratch folder)."""
-    tmp = tmp_path_factory.mktemp("wheel")
+def _build_and_install(tmp: Path) -> tuple[Path, Path, Path]:
     src = tmp / "src"
     src.mkdir()
     # what a source release holds: the project description, the licence and the package
@@ -74,14 +71,39 @@ def installed(tmp_path_factory):
                                 capture_output=True, text=True, check=True).stdout.strip())
     shared = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     (fresh / "zz-shared-dependencies.pth").write_text("".join(f"{p}\n" for p in shared), encoding="utf-8")
-    (tmp / "cwd").mkdir()
-    (tmp / "home").mkdir()
-    return python, venv / "bin" / "hayai-desktop", wheel, tmp
+    return python, venv / "bin" / "hayai-desktop", wheel
 
 
-def _run(installed, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    python, script, _, tmp = installed
-    return subprocess.run([str(script), *args], cwd=tmp / "cwd", env=_bare_env(tmp / "home"),
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory):
+    """(the fresh environment's python, its hayai-desktop script, the wheel, the folder holding
+    them), built once per run: under pytest-xdist the workers share one build (a file lock)."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    tmp = base / "wheel-install"
+    with FileLock(str(tmp) + ".lock"):
+        done = tmp / "installed.json"
+        if not done.is_file():
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            done.write_text(json.dumps([str(p) for p in _build_and_install(tmp)]), encoding="utf-8")
+        python, script, wheel = map(Path, json.loads(done.read_text(encoding="utf-8")))
+    return python, script, wheel, tmp
+
+
+@pytest.fixture
+def bare(tmp_path):
+    """A scratch folder: an empty working directory and a fresh HOME for one run."""
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "home").mkdir()
+    return tmp_path
+
+
+def _run(installed, bare, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([str(installed[1]), *args], cwd=bare / "cwd", env=_bare_env(bare / "home"),
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -98,11 +120,11 @@ def test_wheel_holds_the_licence_and_every_file_the_app_reads(installed):
     assert zipfile.ZipFile(installed[2]).read(licence) == (ROOT / "LICENSE").read_bytes()
 
 
-def test_installed_app_is_the_wheels_not_the_checkouts(installed):
+def test_installed_app_is_the_wheels_not_the_checkouts(installed, bare):
     python, _, _, tmp = installed
     out = subprocess.run([str(python), "-c", "import app, app.paths, sys; print(app.__file__); "
                           "print(app.paths.resource_path('demo')); print('\\n'.join(sys.path))"],
-                         cwd=tmp / "cwd", env=_bare_env(tmp / "home"), capture_output=True, text=True, timeout=120)
+                         cwd=bare / "cwd", env=_bare_env(bare / "home"), capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     app_file, demo, *path = out.stdout.splitlines()
     assert Path(app_file).is_relative_to(tmp / "venv"), app_file
@@ -110,17 +132,17 @@ def test_installed_app_is_the_wheels_not_the_checkouts(installed):
     assert str(ROOT) not in path and "" not in path[1:]
 
 
-def test_version(installed):
+def test_version(installed, bare):
     from app import __version__
 
-    out = _run(installed, "--version", timeout=300)
+    out = _run(installed, bare, "--version", timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"hayai-desktop {__version__}"
 
 
-def test_recognize_with_the_demo_model_the_wheel_carries(installed):
+def test_recognize_with_the_demo_model_the_wheel_carries(installed, bare):
     """The installed demo model reads two bubbles of a sample page as the checkout reads them."""
-    _, _, _, tmp = installed
+    tmp = bare
     truth = json.loads((ROOT / "app" / "resources" / "samples" / "page_0000.json").read_text(encoding="utf-8"))
     page = Image.open(ROOT / "app" / "resources" / "samples" / "page_0000.png").convert("RGB")
     crops = []
@@ -132,7 +154,7 @@ def test_recognize_with_the_demo_model_the_wheel_carries(installed):
                                 cwd=tmp / "cwd", capture_output=True, text=True, check=True).stdout.strip()
     args = ["recognize", "--model", demo_model, "--device", "cpu", "--precision", "fp32", "--patches", "128",
             "--json", *map(str, crops)]
-    out = _run(installed, *args)
+    out = _run(installed, bare, *args)
     assert out.returncode == 0, out.stderr
     source = subprocess.run([sys.executable, "-m", "app", *args[:2], str(ROOT / "app/resources/demo/hayai-demo-ocr"),
                              *args[3:]], cwd=ROOT, env={**_bare_env(tmp / "home"), "PYTHONPATH": str(ROOT)},
@@ -143,10 +165,10 @@ def test_recognize_with_the_demo_model_the_wheel_carries(installed):
     assert len(wheel_texts) == 2 and all(wheel_texts)
 
 
-def test_gui_demo_smoke_test(installed):
+def test_gui_demo_smoke_test(installed, bare):
     """The window opens offscreen on the installed sample pages with the installed demo models,
     runs the pipeline on a page and exits 0; the shipped CJK font draws every glyph."""
-    out = _run(installed, "--demo", "--smoke-test")
+    out = _run(installed, bare, "--demo", "--smoke-test")
     assert out.returncode == 0, out.stderr
     assert "smoke test: done; page page_0000.png:" in out.stderr
     assert "smoke test: font Noto Sans CJK JP: every glyph" in out.stderr
@@ -154,4 +176,4 @@ def test_gui_demo_smoke_test(installed):
     line = next(line for line in out.stderr.splitlines() if line.startswith("smoke test: licence "))
     assert ".dist-info/licenses/LICENSE" in line and str(installed[3] / "venv") in line, line
     assert "from the installed metadata" in line
-    assert not os.listdir(installed[3] / "cwd")
+    assert not os.listdir(bare / "cwd")
