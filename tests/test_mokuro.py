@@ -1,4 +1,4 @@
-"""The .mokuro export and import (app.core.mokuro, `hayai-desktop export --format mokuro`).
+"""The .mokuro export and import (app.core.mokuro, app.core.mokuro_files, `hayai-desktop export --format mokuro`).
 
 The shape is mokuro's (github.com/kha-white/mokuro: mokuro_generator.py writes the volume,
 manga_page_ocr.py the pages; readers take TITLE/VOLUME.mokuro with the images in TITLE/VOLUME/
@@ -13,8 +13,9 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.core import mokuro
-from app.core.project_io import find_project_file, load_project, open_project, save_project
+from app.core import mokuro, mokuro_files, mokuro_lines
+from app.core.project_io import load_project, open_project, save_project
+from app.core.project_paths import find_project_file
 from app.core.sources import open_source
 from app.errors import UserError
 from tests.mokuro_data import ROOT, SAMPLES, copy_demo_pages, demo_project, truth_pages
@@ -105,7 +106,7 @@ def test_lines_lie_over_the_glyphs_of_the_truth(exported):
 
 def test_round_trip_keeps_blocks_text_box_direction_and_order(exported):
     project, result, data = exported
-    back = mokuro.project_from_mokuro(result.mokuro)
+    back = mokuro_files.project_from_mokuro(result.mokuro)
     assert Path(back.source) == result.images.resolve()
     assert back.series_uuid == data["title_uuid"] and back.volume_uuid == data["volume_uuid"]
     assert [p.name for p in back.pages] == [p.name for p in project.pages]
@@ -198,29 +199,29 @@ def test_a_volume_written_by_mokuro_opens_as_a_project(tmp_path):
 
 
 def test_join_lines_and_the_text_field():
-    assert mokuro.join_lines(["今日も", "大猟！"]) == "今日も大猟！"
-    assert mokuro.join_lines(["Hello", "world"]) == "Hello world"
-    assert mokuro.join_lines(["Hello ", "world"]) == "Hello world"
-    laid = mokuro.layout_lines("Two lines\nof text", (0, 0, 300, 100), False)
+    assert mokuro_files.join_lines(["今日も", "大猟！"]) == "今日も大猟！"
+    assert mokuro_files.join_lines(["Hello", "world"]) == "Hello world"
+    assert mokuro_files.join_lines(["Hello ", "world"]) == "Hello world"
+    laid = mokuro_lines.layout_lines("Two lines\nof text", (0, 0, 300, 100), False)
     block = {"box": [0, 0, 300, 100], "lines": list(laid.lines), "text": "Two lines\nof text"}
-    assert mokuro.block_from_mokuro(block, 0).display_text == "Two lines\nof text"  # our line breaks kept
+    assert mokuro_files.block_from_mokuro(block, 0).display_text == "Two lines\nof text"  # our line breaks kept
     block["lines"] = ["Two lines", "of texts"]  # edited in another tool: the lines win
-    assert mokuro.block_from_mokuro(block, 0).display_text == "Two lines of texts"
+    assert mokuro_files.block_from_mokuro(block, 0).display_text == "Two lines of texts"
 
 
 def test_layout_without_ink_fits_the_box():
     for text, box, vertical in [("あいうえおかきくけこさしすせそ", (100, 100, 160, 400), True),
                                 ("Where did you catch that thing?", (10, 10, 210, 90), False),
                                 ("一\n二行目", (0, 0, 80, 80), True), ("", (0, 0, 10, 10), False)]:
-        laid = mokuro.layout_lines(text, box, vertical)
+        laid = mokuro_lines.layout_lines(text, box, vertical)
         assert "".join(laid.lines) == text.replace("\n", "")
         for r in laid.rects:
             assert box[0] - 1e-6 <= r[0] < r[2] <= box[2] + 1e-6 and box[1] - 1e-6 <= r[1] < r[3] <= box[3] + 1e-6
         xs = [r[0] for r in laid.rects]
         ys = [r[1] for r in laid.rects]
         assert xs == sorted(xs, reverse=True) if vertical else ys == sorted(ys)
-    assert mokuro.layout_lines("一\n二行目", (0, 0, 80, 80), True).lines == ("一", "二行目")
-    latin = mokuro.layout_lines("Where did you catch that thing?", (10, 10, 210, 90), False)
+    assert mokuro_lines.layout_lines("一\n二行目", (0, 0, 80, 80), True).lines == ("一", "二行目")
+    latin = mokuro_lines.layout_lines("Where did you catch that thing?", (10, 10, 210, 90), False)
     assert len(latin.lines) >= 2 and all(not t.startswith(" ") for t in latin.lines[1:])
 
 

@@ -11,20 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from app.core import project_io
+from app.core import project_codec, project_io
 from app.core.document import Block, Page, Project
 from app.core.project_io import (
-    autosave_path_for,
     discard_autosave,
-    find_project_file,
     load_autosave,
     load_project,
     open_project,
-    project_path_for,
     recoverable_autosave,
     save_autosave,
     save_project,
 )
+from app.core.project_paths import autosave_path_for, find_project_file, project_path_for
 from app.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,7 +132,7 @@ def test_damaged_and_unknown_files_name_the_file(tmp_path):
     with pytest.raises(UserError, match=r"proj\.json: the project file is damaged \(invalid JSON"):
         load_project(path)
 
-    data = project_io.project_to_dict(_project(tmp_path))
+    data = project_codec.project_to_dict(_project(tmp_path))
     data["version"] = 7
     blocks = data["pages"][0]["blocks"]
     data["pages"][0]["blocks"] = "a shape this build cannot read"

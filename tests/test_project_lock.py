@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core.project_io import find_project_file, load_project, save_project
+from app.core.project_io import load_project, save_project
 from app.core.project_lock import ProjectLock, ProjectLocked, lock_project
+from app.core.project_paths import find_project_file
 from tests.translate_data import make_project
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,9 @@ import pytest
 
 from app.cli import main
 from app.core.document import Block, Page, Project
-from app.core.project_io import load_project, project_path_for, project_to_dict, save_project
+from app.core.project_codec import project_to_dict
+from app.core.project_io import load_project, save_project
+from app.core.project_paths import project_path_for
 from app.core.script_table import (
     COLUMNS,
     block_status,

@@ -12,7 +12,8 @@ import pytest
 from app.cli import main
 from app.core.document import Project
 from app.core.edits import approve_translation, set_translation
-from app.core.project_io import find_project_file, load_project, save_project
+from app.core.project_io import load_project, save_project
+from app.core.project_paths import find_project_file
 from app.core.series import (
     SERIES_FILE,
     Series,

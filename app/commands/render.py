@@ -65,7 +65,9 @@ def load_input(path: str):
     """The Project that INPUT names (export, project file, source with its saved project, or a
     mokuro volume: a .mokuro file or the folder holding it)."""
     from app.core.export_read import project_from_export, read_json
-    from app.core.project_io import FORMAT, find_project_file, open_project, project_from_dict
+    from app.core.project_codec import FORMAT, project_from_dict
+    from app.core.project_io import open_project
+    from app.core.project_paths import find_project_file
 
     p = Path(path).expanduser()
     if not p.exists():
@@ -75,7 +77,7 @@ def load_input(path: str):
         if data.get("format") == FORMAT:
             return project_from_dict(data, p)
         return project_from_export(data, p)
-    from app.core.mokuro import mokuro_file_in
+    from app.core.mokuro_files import mokuro_file_in
     from app.core.sources import resolve_source_path
 
     if find_project_file(resolve_source_path(p)) is None and mokuro_file_in(p.resolve()) is None:

@@ -181,7 +181,7 @@ def read_again(old: Page, new: Page) -> Page:
     their place after the matched block that precedes them in the computed order."""
     if not old.order_by_hand or not old.blocks or not new.blocks:
         return new
-    from app.core.evaluation import match_boxes
+    from app.core.boxes import match_boxes
 
     pairs = dict((ni, oi) for oi, ni in match_boxes([b.box for b in old.blocks], [b.box for b in new.blocks],
                                                     HAND_ORDER_IOU))

@@ -1,4 +1,4 @@
-"""mokuro volumes: export a project for mokuro's readers, and open a .mokuro file as a project.
+"""mokuro volumes: export a project for mokuro's readers (the import: app.core.mokuro_files).
 
 mokuro (github.com/kha-white/mokuro) writes, for a volume whose pages are in `TITLE/VOLUME/`, the
 file `TITLE/VOLUME.mokuro` (JSON) beside that folder; its readers (mokuro-reader and others) take
@@ -28,9 +28,7 @@ volume's is uuid5(series UUID, volume name) unless the volume came from a .mokur
 is kept). Exporting over an existing .mokuro of a project that has none yet adopts that file's
 UUIDs. So a reader keeps its progress when a volume is exported again.
 
-Import (`project_from_mokuro`): one block per .mokuro block, in the file's order, its lines
-joined (or its `text` when that still matches the lines), its translation when present; the
-pages are the images beside the .mokuro (`images_root`).
+Opening a .mokuro file as a project (`project_from_mokuro`) is app.core.mokuro_files'.
 """
 from __future__ import annotations
 
@@ -45,12 +43,9 @@ from pathlib import Path, PurePosixPath
 from app import __version__
 from app.atomic import atomic_open, atomic_write_text
 from app.core.document import Block, Page, Project
-from app.core.mokuro_files import MOKURO_SUFFIX, images_root, mokuro_file_in, mokuro_for_images, read_mokuro
-from app.core.mokuro_lines import LaidOut, join_lines, layout_lines, number, quad
+from app.core.mokuro_files import MOKURO_SUFFIX
+from app.core.mokuro_lines import LaidOut, layout_lines, number, quad
 from app.errors import Cancelled, UserError
-
-__all__ = ["images_root", "join_lines", "layout_lines", "mokuro_file_in", "mokuro_for_images",  # found in
-           "read_mokuro"]  # mokuro_files and mokuro_lines
 
 MOKURO_VERSION = "0.2.0"  # the mokuro format version written (readers ask for 0.2.0 or later)
 READER_IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")  # what mokuro's readers display
@@ -368,41 +363,3 @@ def _write(path: Path, text: str) -> Path:
     except OSError as exc:
         raise UserError(f"{path}: cannot write the export ({exc.strerror or exc}). Choose another folder or "
                         "free some disk space.") from exc
-
-
-# ----------------------------------------------------------------------------- import
-
-def block_from_mokuro(data: dict, index: int) -> Block:
-    lines = [t for t in data.get("lines", [])]
-    text = join_lines(lines)
-    own = data.get("text")
-    if isinstance(own, str) and "".join(own.split()) == "".join("".join(lines).split()):
-        text = own  # our export's text, line breaks included, still what the lines say
-    translation = data.get("translation")
-    return Block(
-        id=f"b{index + 1}", order=index + 1, kind="text",
-        box=tuple(float(v) for v in data["box"]),
-        vertical=bool(data.get("vertical", False)),
-        ocr_text=text,
-        translation=translation if isinstance(translation, str) else "",
-        model="mokuro" if own is None else "",
-    )
-
-
-def project_from_mokuro(mokuro: str | os.PathLike, images: str | os.PathLike | None = None) -> Project:
-    """The project of a .mokuro file: its pages (named by img_path, relative to the image
-    folder `images`, by default `images_root`), their blocks in the file's order, read."""
-    mokuro = Path(mokuro)
-    data = read_mokuro(mokuro)
-    images = Path(images) if images is not None else images_root(mokuro)
-    pages = []
-    for page in data["pages"]:
-        name = PurePosixPath(page["img_path"].replace("\\", "/")).as_posix()
-        blocks = tuple(block_from_mokuro(b, i) for i, b in enumerate(page.get("blocks", [])))
-        pages.append(Page(name=name, width=int(page.get("img_width", 0)), height=int(page.get("img_height", 0)),
-                          blocks=blocks, processed=True))
-    title_uuid = data.get("title_uuid")
-    volume_uuid = data.get("volume_uuid")
-    return Project(source=str(images), pages=pages, order="rtl",
-                   series_uuid=title_uuid if isinstance(title_uuid, str) else "",
-                   volume_uuid=volume_uuid if isinstance(volume_uuid, str) else "")

@@ -1,13 +1,20 @@
 """Finding and reading .mokuro files (mokuro's volumes): which .mokuro a path names, its JSON
-checked, and the folder of its page images. Used by app.core.sources (a mokuro volume opens as
-its page folder) and app.core.mokuro (the export and the import); imports neither.
+checked, the folder of its page images, and the project a .mokuro file opens as. Used by
+app.core.sources (a mokuro volume opens as its page folder), app.core.project_io (a volume with
+no saved project starts from its .mokuro's blocks) and app.core.mokuro (the export); imports
+none of them.
+
+The project of a .mokuro file (`project_from_mokuro`): one block per .mokuro block, in the
+file's order, its lines joined (or its `text` when that still matches the lines), its
+translation when present; the pages are the images beside the .mokuro (`images_root`).
 """
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from app.core.document import Block, Page, Project
 from app.errors import UserError
 
 MOKURO_SUFFIX = ".mokuro"
@@ -130,3 +137,53 @@ def mokuro_for_images(folder: str | os.PathLike) -> Path | None:
         return found if images_root(found) == folder.resolve() else None
     except UserError:
         return None
+
+
+# ----------------------------------------------------------------------------- the project of a .mokuro file
+
+def join_lines(lines: list[str]) -> str:
+    """A block's text from its lines: joined without a separator (Japanese and Chinese), with a
+    space between two lines that end and start with Latin letters or digits."""
+    out = ""
+    for line in lines:
+        line = line.strip("\n")
+        if out and line and out[-1].isascii() and out[-1].isalnum() and line[0].isascii() and line[0].isalnum():
+            out += " "
+        out += line
+    return out
+
+
+def block_from_mokuro(data: dict, index: int) -> Block:
+    lines = [t for t in data.get("lines", [])]
+    text = join_lines(lines)
+    own = data.get("text")
+    if isinstance(own, str) and "".join(own.split()) == "".join("".join(lines).split()):
+        text = own  # our export's text, line breaks included, still what the lines say
+    translation = data.get("translation")
+    return Block(
+        id=f"b{index + 1}", order=index + 1, kind="text",
+        box=tuple(float(v) for v in data["box"]),
+        vertical=bool(data.get("vertical", False)),
+        ocr_text=text,
+        translation=translation if isinstance(translation, str) else "",
+        model="mokuro" if own is None else "",
+    )
+
+
+def project_from_mokuro(mokuro: str | os.PathLike, images: str | os.PathLike | None = None) -> Project:
+    """The project of a .mokuro file: its pages (named by img_path, relative to the image
+    folder `images`, by default `images_root`), their blocks in the file's order, read."""
+    mokuro = Path(mokuro)
+    data = read_mokuro(mokuro)
+    images = Path(images) if images is not None else images_root(mokuro)
+    pages = []
+    for page in data["pages"]:
+        name = PurePosixPath(page["img_path"].replace("\\", "/")).as_posix()
+        blocks = tuple(block_from_mokuro(b, i) for i, b in enumerate(page.get("blocks", [])))
+        pages.append(Page(name=name, width=int(page.get("img_width", 0)), height=int(page.get("img_height", 0)),
+                          blocks=blocks, processed=True))
+    title_uuid = data.get("title_uuid")
+    volume_uuid = data.get("volume_uuid")
+    return Project(source=str(images), pages=pages, order="rtl",
+                   series_uuid=title_uuid if isinstance(title_uuid, str) else "",
+                   volume_uuid=volume_uuid if isinstance(volume_uuid, str) else "")

@@ -1,8 +1,8 @@
 """A block's text as mokuro lines: the lines (columns of vertical text right to left, rows of
 horizontal text top to bottom) found in the block's ink when it shows them (app.detect.lines),
 else set in the box at the largest glyph size that fits; the text shared out over them in
-proportion to their lengths, so that a reader's selectable text lies over the glyphs. And the
-way back: mokuro's lines joined into a block's text."""
+proportion to their lengths, so that a reader's selectable text lies over the glyphs. (The way
+back, mokuro's lines joined into a block's text, is app.core.mokuro_files.join_lines.)"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -139,17 +139,3 @@ def quad(rect: Box) -> list[list[float]]:
 def number(v: float):
     v = float(v)
     return int(v) if v.is_integer() else v
-
-
-def join_lines(lines: list[str]) -> str:
-    """A block's text from its lines: joined without a separator (Japanese and Chinese), with a
-    space between two lines that end and start with Latin letters or digits."""
-    out = ""
-    for line in lines:
-        line = line.strip("\n")
-        if out and line and out[-1].isascii() and out[-1].isalnum() and line[0].isascii() and line[0].isalnum():
-            out += " "
-        out += line
-    return out
-
-

@@ -17,7 +17,7 @@ The file format and its (de)serialisers: app.core.project_codec; where files go:
 
 A source that is a mokuro volume (a .mokuro file, a folder holding one, or the page folder beside
 one) opens as its page folder; with no saved project yet, the project starts from the .mokuro's
-blocks (app.core.mokuro). A saved project always wins over the .mokuro, so edits are never lost.
+blocks (app.core.mokuro_files). A saved project always wins over the .mokuro, so edits are never lost.
 """
 from __future__ import annotations
 
@@ -29,15 +29,8 @@ from pathlib import Path
 
 from app.atomic import atomic_write_text
 from app.core.document import Page, Project
-from app.core.project_codec import FORMAT as FORMAT
 from app.core.project_codec import damaged, project_from_dict, project_to_dict
-from app.core.project_codec import page_from_dict as page_from_dict
-from app.core.project_codec import page_to_dict as page_to_dict
-from app.core.project_codec import project_fields_from_dict as project_fields_from_dict
-from app.core.project_codec import project_fields_to_dict as project_fields_to_dict
 from app.core.project_paths import autosave_path_for, find_project_file, project_path_for
-from app.core.project_paths import data_dir as data_dir
-from app.core.project_paths import in_installation as in_installation
 from app.core.sources import natural_key, open_source
 from app.errors import UserError
 
@@ -119,9 +112,9 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
     Raises UserError for a damaged project file (so it is never silently overwritten).
     A mokuro volume opens as its page folder; without a saved project its blocks come from the
-    .mokuro file (app.core.mokuro).
+    .mokuro file (app.core.mokuro_files).
     """
-    from app.core.mokuro import mokuro_for_images, project_from_mokuro
+    from app.core.mokuro_files import mokuro_for_images, project_from_mokuro
     from app.core.sources import resolve_source_path
 
     source = resolve_source_path(source_path)

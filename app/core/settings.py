@@ -188,7 +188,7 @@ def export_folder(settings: AppSettings, source: str) -> Path:
     or when there is no volume, the user's documents folder."""
     import platformdirs
 
-    from app.core.project_io import in_installation
+    from app.core.project_paths import in_installation
 
     if settings.export_dir and Path(settings.export_dir).is_dir():
         return Path(settings.export_dir)

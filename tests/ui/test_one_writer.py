@@ -11,8 +11,9 @@ from pathlib import Path
 
 from app.core import edit_journal
 from app.core.document import Block
-from app.core.project_io import autosave_path_for, open_project, project_path_for, save_autosave
+from app.core.project_io import open_project, save_autosave
 from app.core.project_lock import ProjectLock
+from app.core.project_paths import autosave_path_for, project_path_for
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = """

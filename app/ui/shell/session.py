@@ -146,7 +146,7 @@ class SessionController:
 
     def _present(self, path: Path, project, restored: bool, lock, held_by) -> None:
         """Make `project` the window's: the writer state, the journal, the pages, recent sources."""
-        from app.core.project_io import in_installation
+        from app.core.project_paths import in_installation
 
         self.w.leave_project()  # runs' results dropped, history and page images cleared
         self.restored_unsaved = restored
@@ -227,7 +227,8 @@ class SessionController:
     # --- saving ---------------------------------------------------------------------------------------
     def save(self) -> bool:
         """Save the project file (atomic); True on success."""
-        from app.core.project_io import discard_autosave, project_path_for, save_project
+        from app.core.project_io import discard_autosave, save_project
+        from app.core.project_paths import project_path_for
 
         if self.w.doc.project is None:
             return True
