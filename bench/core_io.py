@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from app.core.document import Block, Page, Project  # noqa: E402
+from app.core.document.types import Block, Page, Project  # noqa: E402
 from app.core.export import export_json, export_txt, import_txt  # noqa: E402
 from app.core.project_io import load_project, open_project, save_project  # noqa: E402
 from app.core.sources import open_source  # noqa: E402

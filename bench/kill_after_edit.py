@@ -35,7 +35,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from app.core.document import Block
+from app.core.document.types import Block
 from app.core.settings import AppSettings
 from app.core import edits
 from app.ui.shell.main_window import MainWindow

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.boxes import match_boxes  # noqa: E402
+from app.core.document.boxes import match_boxes  # noqa: E402
 from app.core.pipeline import build_blocks  # noqa: E402
 from app.detect.blocks import gray_page, is_vertical  # noqa: E402
 from app.detect.direction import writing_direction  # noqa: E402

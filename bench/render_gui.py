@@ -49,7 +49,7 @@ def main() -> int:
     folder = TMP / "vol"
     folder.mkdir()
     Image.fromarray(case.page).save(folder / case.doc.name)
-    from app.core.document import Project
+    from app.core.document.types import Project
 
     save_project(Project(source=str(folder), pages=[case.doc]))
     app = QApplication.instance() or QApplication([])

@@ -32,7 +32,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def _project(pages: int, blocks: int):
-    from app.core.document import Block, Page, Project
+    from app.core.document.types import Block, Page, Project
 
     out = []
     for p in range(pages):

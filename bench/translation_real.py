@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.document import Block, Page, Project  # noqa: E402
+from app.core.document.types import Block, Page, Project  # noqa: E402
 from app.core.translation import TranslateOptions, translate_pages  # noqa: E402
 from app.translate import TranslatorSettings  # noqa: E402
 from app.translate.capabilities import CapabilityStore  # noqa: E402

@@ -8,7 +8,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "app" / "resources" / "samples"

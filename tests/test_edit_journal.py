@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core import edit_journal, edits
-from app.core.document import Block, Page, Project
+from app.core import edit_journal
+from app.core.document import edits
+from app.core.document.types import Block, Page, Project
 from app.core.edit_journal import EditJournal, journal_path_for
 from app.core.project_io import (
     open_project,
@@ -31,7 +32,7 @@ NAMES = ["001.png", "002.png"]
 # test kills it with SIGKILL right after reading a line.
 WRITER = """
 import sys
-from app.core.document import Block, Page
+from app.core.document.types import Block, Page
 from app.core.edit_journal import EditJournal
 journal = EditJournal(sys.argv[1])
 for n in range(1, 100000):

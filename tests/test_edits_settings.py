@@ -1,8 +1,8 @@
-"""Pure page edits (app.core.edits) and the typed settings (app.core.settings), without Qt."""
+"""Pure page edits (app.core.document.edits) and the typed settings (app.core.settings), without Qt."""
 import pytest
 
-from app.core import edits
-from app.core.document import Block, Page
+from app.core.document import edits
+from app.core.document.types import Block, Page
 from app.core.settings import AppSettings, load_settings, save_settings
 
 

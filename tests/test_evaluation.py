@@ -6,8 +6,8 @@ import json
 import pytest
 from PIL import Image
 
-from app.core.boxes import iou, match_boxes
-from app.core.document import Block, Page
+from app.core.document.boxes import iou, match_boxes
+from app.core.document.types import Block, Page
 from app.core.evaluation import PagesEvaluation, TruthBlock, TruthPage, read_truth_folder
 from app.errors import UserError
 

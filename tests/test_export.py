@@ -8,7 +8,7 @@ from dataclasses import replace
 import jsonschema
 import pytest
 
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.export import (
     EXPORT_SCHEMA_PATH,
     export_json,

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.core import edits
+from app.core.document import edits
 from app.core.export import export_json
 from app.core.export_read import read_json_export
 from app.core.project_io import load_project, open_project, save_project

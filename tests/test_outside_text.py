@@ -11,7 +11,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from app.cli import main
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.project_io import load_project, save_project
 from app.core.rendering import RenderOptions, render_blocks
 from app.detect import Detection, build_regions
@@ -143,7 +143,7 @@ def test_the_render_command_letters_as_the_project_says(tmp_path, monkeypatch):
 
 def test_the_cli_policies_are_the_documents():
     from app.commands.render import OUTSIDE_POLICIES as CLI
-    from app.core.document import OUTSIDE_POLICIES
+    from app.core.document.types import OUTSIDE_POLICIES
 
     assert CLI == OUTSIDE_POLICIES
 
@@ -151,8 +151,8 @@ def test_the_cli_policies_are_the_documents():
 def test_set_kind_by_hand_keeps_text_and_refuses_unknown_kinds():
     import pytest
 
-    from app.core.document import Block, Page
-    from app.core.edits import set_kind
+    from app.core.document.edits import set_kind
+    from app.core.document.types import Block, Page
 
     page = Page("001.png", 100, 100, (Block("a", 1, "caption", (0, 0, 10, 10), ocr_text="その頃", translation="Then"),))
     done = set_kind(page, ["a"], "sfx")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.export import export_json_data, export_txt_text, import_txt_text
 from app.core.export_read import project_from_export
 from app.core.project_codec import project_from_dict, project_to_dict

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.core import project_codec, project_io
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.project_io import (
     discard_autosave,
     load_autosave,
@@ -94,7 +94,7 @@ def test_save_failing_midway_keeps_previous_file(tmp_path):
 _KILL_SCRIPT = r"""
 import sys
 from pathlib import Path
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.project_io import save_project
 path = Path(sys.argv[1])
 block = Block(id="b", order=1, kind="bubble", box=(0, 0, 1, 1), ocr_text="x" * 200)

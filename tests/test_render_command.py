@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.export import export_json
 from app.core.project_io import save_project
 from app.render.strokes import MaskStroke

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from app.cli import main
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.project_codec import project_to_dict
 from app.core.project_io import load_project, save_project
 from app.core.project_paths import project_path_for

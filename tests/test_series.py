@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core.document import Project
-from app.core.edits import approve_translation, set_translation
+from app.core.document.edits import approve_translation, set_translation
+from app.core.document.types import Project
 from app.core.project_io import load_project, save_project
 from app.core.project_paths import find_project_file
 from app.core.series import (

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.edits import set_translation
+from app.core.document.edits import set_translation
 from app.core.translation import TranslateOptions, pages_to_translate, translate_pages
 from app.errors import Cancelled
 from app.translate import GlossaryEntry, TranslatorSettings, make_translator
@@ -154,7 +154,7 @@ def test_cancel_keeps_pages_already_done(fake_llm, translator):
 
 
 def test_a_translation_edited_while_the_request_ran_is_kept():
-    from app.core.edits import apply_machine_translations
+    from app.core.document.edits import apply_machine_translations
 
     page = make_project().pages[0]
     edited = set_translation(page, "b2", "Mine")  # typed after the request left

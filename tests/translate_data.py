@@ -1,7 +1,7 @@
 """Small projects with Japanese text for the translation tests (no images needed)."""
 from __future__ import annotations
 
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 
 PAGES = [
     ["タナカさん、おはよう！", "おはよう、ユキ。", "きょうはいいてんきだね"],

@@ -36,7 +36,7 @@ def main(out: Path, theme: str) -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
-    from app.core.document import Block
+    from app.core.document.types import Block
     from app.core.settings import AppSettings
     from app.ui.shell import main as ui_main
     from app.ui.shell import startup

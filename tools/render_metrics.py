@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
-from app.core.document import Block, Page
+from app.core.document.types import Block, Page
 from app.render.masks import auto_mask, dilate
 from app.render.page import PageRenderer, RenderBlock
 from app.render.style import TextStyle

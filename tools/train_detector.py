@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.core.boxes import match_boxes  # noqa: E402
+from app.core.document.boxes import match_boxes  # noqa: E402
 from tools.synth import generate_page, write_yolo  # noqa: E402
 from tools.synth.export import YOLO_NAMES  # noqa: E402
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from app.errors import UserError
 
 FORMATS = ("png", "jpg", "webp", "cbz", "pdf", "psd")
-OUTSIDE_POLICIES = ("translate", "keep", "beside")  # app.core.document.OUTSIDE_POLICIES (not imported: --help stays light)
+OUTSIDE_POLICIES = ("translate", "keep", "beside")  # app.core.document.types.OUTSIDE_POLICIES (not imported: --help stays light)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

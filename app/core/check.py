@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.tm import normalise
 from app.errors import Cancelled
 from app.translate.base import GlossaryEntry

@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.atomic import Appender, read_lines
-from app.core.document import Page, Project
+from app.core.document.types import Page, Project
 from app.errors import UserError
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core.boxes import IOU_THRESHOLD, match_boxes
+from app.core.document.boxes import IOU_THRESHOLD, match_boxes
 from app.errors import UserError
 from app.ocr.text import score
 
@@ -88,7 +88,7 @@ class PagesEvaluation:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, truth: TruthPage, page, iou_threshold: float = IOU_THRESHOLD) -> None:
-        """Score one page: `page` is the pipeline's `app.core.document.Page` for `truth`."""
+        """Score one page: `page` is the pipeline's `app.core.document.types.Page` for `truth`."""
         self.pages += 1
         if page.error:
             self.errors.append((truth.name, page.error))

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from app import __version__
 from app.atomic import atomic_write_text
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.versioning import with_unknown
 from app.errors import UserError
 from app.render.strokes import stroke_to_dict

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from app.core.document import Block, Page, Project, outside_from
+from app.core.document.types import Block, Page, Project, outside_from
 from app.core.export import EXPORT_FORMAT, EXPORT_MINOR, EXPORT_VERSION
 from app.core.versioning import FileSchema, unknown_keys, upgrade
 from app.errors import UserError

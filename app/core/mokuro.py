@@ -42,7 +42,7 @@ from pathlib import Path, PurePosixPath
 
 from app import __version__
 from app.atomic import atomic_open, atomic_write_text
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.mokuro_files import MOKURO_SUFFIX
 from app.core.mokuro_lines import LaidOut, layout_lines, number, quad
 from app.errors import Cancelled, UserError

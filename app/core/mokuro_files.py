@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path, PurePosixPath
 
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.errors import UserError
 
 MOKURO_SUFFIX = ".mokuro"

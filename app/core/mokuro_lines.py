@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.document import Box
+from app.core.document.types import Box
 from app.core.reader_page import char_advance as _advance
 
 

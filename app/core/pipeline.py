@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from app.core.document import Block, Page
+from app.core.document.types import Block, Page
 from app.detect.blocks import block_is_vertical, build_regions, crop, finds_bubbles, gray_page, pad_box
 from app.errors import Cancelled, UserError
 

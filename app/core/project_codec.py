@@ -22,7 +22,7 @@ unknown keys: app.core.versioning):
 A block's "kind" is "bubble", "caption" or "sfx" (text outside bubbles, 1.3), "text" (a text box
 read without the page), "other" or "manual" (a box the user drew); a kind this build does not
 know is kept and lettered in place. "outside" (1.3) says how captions and sound effects are
-lettered (app.core.document.OUTSIDE_POLICIES); absent: both translated in place, as before.
+lettered (app.core.document.types.OUTSIDE_POLICIES); absent: both translated in place, as before.
 A page may also hold "sizes" (its own size harmonisation; absent = the project's).
 A page's "order_by_hand": true (written only when so) says the user renumbered its blocks.
 "machine_translation", "translator", "machine_flag", "glossary", "style" and "mask_edits" are optional (files
@@ -41,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from app import __version__
-from app.core.document import Block, Page, Project, default_outside, outside_from
+from app.core.document.types import Block, Page, Project, default_outside, outside_from
 from app.core.versioning import FileSchema, unknown_keys, upgrade, with_unknown
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict, stroke_to_dict

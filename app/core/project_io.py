@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.atomic import atomic_write_text
-from app.core.document import Page, Project
+from app.core.document.types import Page, Project
 from app.core.project_codec import damaged, project_from_dict, project_to_dict
 from app.core.project_paths import autosave_path_for, find_project_file, project_path_for
 from app.core.sources import natural_key, open_source

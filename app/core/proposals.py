@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from app.core.document import Project
+from app.core.document.types import Project
 
 MIN_PAGES = 2
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}")

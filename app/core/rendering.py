@@ -9,7 +9,7 @@ Text modes (`--text`):
 - source: blocks are cleaned and lettered with their (edited) transcription;
 - none: every block is cleaned, nothing is lettered.
 
-Text outside bubbles (captions, sound effects: app.core.document.OUTSIDE_KINDS) follows the
+Text outside bubbles (captions, sound effects: app.core.document.types.OUTSIDE_KINDS) follows the
 project's policy for its kind (`Project.outside`), in every text mode: "translate" as above;
 "keep": never cleaned nor lettered; "beside": never cleaned, its text (the translation, or the
 transcription in the source mode) lettered as a small note beside it (app.render.page).
@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from app.core.document import Page, Project, outside_group
+from app.core.document.types import Page, Project, outside_group
 from app.errors import Cancelled, UserError
 from app.render.page import TEXT_MODES, PageRenderer, RenderBlock
 from app.render.style import TextStyle, resolve

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from app.atomic import atomic_write_text
-from app.core.document import Block, Project
+from app.core.document.types import Block, Project
 from app.errors import UserError
 
 COLUMNS = ("page", "page_name", "block", "block_id", "kind", "source", "translation", "notes")

@@ -29,7 +29,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from app.atomic import atomic_write_text
-from app.core.document import Project
+from app.core.document.types import Project
 from app.core.tm import TranslationMemory, approved_pairs
 from app.core.versioning import FileSchema, unknown_keys, upgrade, with_unknown
 from app.errors import UserError

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 
 from rapidfuzz import fuzz, process
 
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 
 LABEL = "translation memory"  # the translator label of blocks filled from the memory
 MIN_SCORE = 60.0  # below this a line is not offered as similar

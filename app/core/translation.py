@@ -28,8 +28,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.core.document import Page, Project
-from app.core.edits import apply_machine_translations
+from app.core.document.edits import apply_machine_translations
+from app.core.document.types import Page, Project
 from app.errors import Cancelled
 from app.translate import glossary as glossaries
 from app.translate.base import (

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.errors import UserError
 
 REFERENCE_KEYS = {"en": "text_en", "zh": "text_zh", "ja": "text_ja"}

@@ -12,7 +12,7 @@ from app.atomic import append_line, read_lines
 from app.core.batch.chunks import ChunkPayload, MemorySource, chunk_bounds, read_payload
 from app.core.batch.journal import BatchLog, PartialVolume, is_complete, lock_out_dir
 from app.core.batch.library import find_volumes
-from app.core.document import Block, Page, Project
+from app.core.document.types import Block, Page, Project
 from app.core.export import export_json
 from app.core.pipeline import PipelineSettings
 from app.core.pipeline_spec import PipelineSpec

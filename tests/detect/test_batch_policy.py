@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 
 from app.commands.common import load_pipeline_for
-from app.core.document import Block
+from app.core.document.types import Block
 from app.core.pipeline import Pipeline, PipelineSettings
 from app.ocr.recognizer import load_recognizer
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.document import Block
+from app.core.document.types import Block
 from app.core.pipeline import Pipeline, PipelineProgress, PipelineSettings, build_blocks
 from app.core.sources import open_source
 from app.detect import crop

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from app.core.document import Block, Page
-from app.core.edits import move_block, read_again
+from app.core.document.edits import move_block, read_again
+from app.core.document.types import Block, Page
 from app.detect import Detection, build_regions, reading_order
 from app.detect.blocks import gray_page
 from app.detect.bubbles import bubble_around
@@ -375,7 +375,7 @@ def test_a_hand_fixed_order_stays_when_the_page_is_read_again():
 
 
 def test_hand_order_is_saved_with_the_project(tmp_path):
-    from app.core.document import Project
+    from app.core.document.types import Project
     from app.core.project_io import load_project, save_project
 
     page = move_block(Page("p.png", 600, 800, (_block(1, (0, 0, 10, 10)), _block(2, (20, 0, 30, 10))),

@@ -6,8 +6,8 @@ from dataclasses import replace
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.core import edits
-from app.core.document import Block
+from app.core.document import edits
+from app.core.document.types import Block
 
 
 def add_blocks(w, page_name, n=3):

@@ -5,8 +5,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtTest import QTest
 
-from app.core import edits
-from app.core.document import Block
+from app.core.document import edits
+from app.core.document.types import Block
 from app.ui.editor.canvas import Mode
 
 

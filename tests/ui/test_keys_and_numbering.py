@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from app.core.document import Block
+from app.core.document.types import Block
 from app.ui.editor.canvas import Mode
 from app.ui.editor.items import PANEL_TEXT_PX
 from tests.ui.conftest import truth_of

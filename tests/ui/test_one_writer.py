@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.core import edit_journal
-from app.core.document import Block
+from app.core.document.types import Block
 from app.core.project_io import open_project, save_autosave
 from app.core.project_lock import ProjectLock
 from app.core.project_paths import autosave_path_for, project_path_for

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from app.core.document import Block
+from app.core.document.types import Block
 from app.ui.render.view import wait_rendered
 from tests.outside_pages import BUBBLE, CAPTION, SFX, outside_page
 from tests.ui.test_render_gui import shown

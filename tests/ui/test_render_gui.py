@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
-from app.core.document import Block
+from app.core.document.types import Block
 from app.ui.render.view import wait_rendered
 
 

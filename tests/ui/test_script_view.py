@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit
 
-from app.core import edits
-from app.core.document import Block
+from app.core.document import edits
+from app.core.document.types import Block
 from app.ui.script.model import PAGE, SOURCE, STATUS, TRANSLATION
 
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.core import keys
-from app.core.document import Block
+from app.core.document.types import Block
 from app.core.project_io import load_project
 from app.translate.base import GlossaryEntry
 from tests.llm_server import fake_translate, page_of

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.document import Page
+from app.core.document.types import Page
 from app.core.images import decode_image
 from app.core.pipeline import PAGE_ERRORS, error_text
 from app.errors import ImageError

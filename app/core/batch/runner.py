@@ -34,7 +34,7 @@ from typing import Protocol
 from app.core.batch.chunks import ChunkResult, chunk_bounds, process_chunk
 from app.core.batch.journal import STATE_DIR, BatchLog, PartialVolume, is_complete, lock_out_dir
 from app.core.batch.library import Volume
-from app.core.document import Project
+from app.core.document.types import Project
 from app.core.pipeline_spec import PipelineSpec
 from app.core.sources import open_source
 from app.errors import UserError

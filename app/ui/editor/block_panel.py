@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.document import Block, Page
+from app.core.document.types import Block, Page
 from app.core.script_table import block_status
 from app.ui.common.status_colours import status_brush
 from app.ui.editor.items import PANEL_TEXT_PX, overlay_font

@@ -11,8 +11,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsPixmapItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView, QMenu
 
-from app.core.document import Page
-from app.core.edits import HAND_KINDS
+from app.core.document.edits import HAND_KINDS
+from app.core.document.types import Page
 from app.ui.editor.block_panel import KIND_NAMES
 from app.ui.editor.items import SELECTED_COLOR, BlockItem, InlineEditorItem
 

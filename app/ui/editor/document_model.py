@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.document import Page, Project
+from app.core.document.types import Page, Project
 
 
 class DocumentModel(QObject):

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsTextItem
 
-from app.core.document import Block
+from app.core.document.types import Block
 
 KIND_COLORS = {
     "bubble": QColor(45, 127, 249),

@@ -11,7 +11,7 @@ from PySide6.QtCore import QSize, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
-from app.core.document import Page
+from app.core.document.types import Page
 from app.ui.common.threads import track_pool
 from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from app.core.document import Page
+from app.core.document.types import Page
 from app.ui.editor.document_model import DocumentModel
 
 _MERGE_ID = 4711

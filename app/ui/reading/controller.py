@@ -17,7 +17,7 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar
 
-from app.core import edits
+from app.core.document import edits
 from app.ui.editor.port import EditorWindow
 from app.ui.reading.device_status import status_text
 from app.ui.reading.run_stats import RunStats

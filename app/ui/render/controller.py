@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from app.core import edits
+from app.core.document import edits
 from app.render.style import resolve
 from app.ui.editor.port import EditorWindow
 from app.ui.render.export import PageExporter

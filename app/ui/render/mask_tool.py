@@ -1,5 +1,5 @@
 """The mask brush: paint on the page to add pixels to a block's text mask, erase with the right
-button (or Shift). Each stroke is one undoable page edit (app.core.edits.add_mask_stroke) on the
+button (or Shift). Each stroke is one undoable page edit (app.core.document.edits.add_mask_stroke) on the
 block under the stroke's start (the selected block first); strokes are clipped to the block.
 
 While the brush is on, the page shows the cleaned view with the masks tinted red, and the view
@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QColor, QImage, QPainterPath, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsPixmapItem, QGraphicsView
 
-from app.core import edits
+from app.core.document import edits
 from app.render.strokes import MaskStroke
 
 TINT = (230, 40, 40, 110)  # RGBA of masked pixels in the overlay

@@ -1,7 +1,7 @@
 """The Style dock: lettering of the selected block(s), or the project's default when none is
 selected; the text-removal engine; the mask brush.
 
-Every change is one undoable edit: a block's style is a page edit (app.core.edits.set_style),
+Every change is one undoable edit: a block's style is a page edit (app.core.document.edits.set_style),
 the project default a ProjectStyleCommand. A field a block does not override shows the project's
 value; "Reset" drops the block's overrides.
 """

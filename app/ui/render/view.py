@@ -224,7 +224,7 @@ class PageViews(QObject):
 
     def _build_outside_actions(self) -> None:
         """View > Text outside bubbles: the project's policy for captions and for sound effects."""
-        from app.core.document import OUTSIDE_KINDS, OUTSIDE_POLICIES
+        from app.core.document.types import OUTSIDE_KINDS, OUTSIDE_POLICIES
 
         outside = QMenu("Text &outside bubbles")
         outside.setToolTipsVisible(True)

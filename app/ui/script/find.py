@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.find_replace import FIELDS, Hit, compile_pattern, find_all, replace_in_page
+from app.core.document.find_replace import FIELDS, Hit, compile_pattern, find_all, replace_in_page
 from app.errors import UserError
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 
-from app.core import edits
-from app.core.document import Block
+from app.core.document import edits
+from app.core.document.types import Block
 from app.core.script_table import block_status
 from app.ui.common.status_colours import status_brush
 from app.ui.editor.document_model import DocumentModel

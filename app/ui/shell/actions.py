@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
 
-from app.core.edits import HAND_KINDS
+from app.core.document.edits import HAND_KINDS
 from app.ui.common import icons
 from app.ui.common.log_bridge import open_log_folder
 from app.ui.reading.settings_bar import ReadingSettings

@@ -1,7 +1,7 @@
 """The main window: page list, canvas, block panel, toolbar, worker, undo history.
 
 Document changes go through undo commands (app.ui.editor.undo) over pure page edits
-(app.core.edits); detection and OCR go through the worker (app.ui.reading.worker) which runs
+(app.core.document.edits); detection and OCR go through the worker (app.ui.reading.worker) which runs
 app.core.pipeline; files go through app.ui.shell.session (project_io / export).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core import edits
+from app.core.document import edits
 from app.core.settings import AppSettings
 from app.ui.common import error_text, log_bridge
 from app.ui.common.dialogs import NoticeBar, Questions

@@ -21,7 +21,7 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QFileDialog
 
-from app.core.document import Page, Project
+from app.core.document.types import Page, Project
 from app.errors import UserError
 from app.ui.editor.port import EditorWindow
 from app.ui.editor.undo import PageEditCommand

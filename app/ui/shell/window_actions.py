@@ -7,7 +7,7 @@ runs through its reading and translation controllers.
 """
 from __future__ import annotations
 
-from app.core import edits
+from app.core.document import edits
 from app.ui.common.dialogs import ShortcutsDialog
 from app.ui.editor.canvas import HAND_KIND_LABELS, Mode
 from app.ui.shell import actions

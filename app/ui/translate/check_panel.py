@@ -103,7 +103,7 @@ class CheckPanel(QWidget):
     def run_check(self, layout: bool | None = None, glossary=(), options=None) -> int:
         """Check the open volume; returns the check's id."""
         from app.core.check import check_text, sort_findings
-        from app.core.document import Project
+        from app.core.document.types import Project
 
         self.clear()
         project = self.doc.project

@@ -16,7 +16,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel, QMessageBox, QProgressBar
 
-from app.core import edits
+from app.core.document import edits
 from app.errors import UserError
 from app.translate.base import GlossaryEntry
 from app.ui.editor.port import EditorWindow
@@ -319,7 +319,7 @@ class TranslationController(QObject):
               blocks: frozenset | None = None) -> int:
         """Translate `names` on the worker (only `blocks`, (page, block id) pairs, when given);
         returns the request id (0 when nothing started)."""
-        from app.core.document import Project
+        from app.core.document.types import Project
         from app.core.translation import TranslateOptions, translator_settings_from
         from app.translate.glossary import merge
 

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
-from app.core import edits
+from app.core.document import edits
 from app.errors import UserError
 from app.ui.translate.check_panel import CheckPanel
 from app.ui.translate.memory_panel import MemoryPanel, ProjectValueCommand
@@ -68,7 +68,7 @@ class SeriesControl(QObject):
 
     def use_series(self, path) -> bool:
         """Read the series file at `path` for the open volume (a new volume takes what it knows)."""
-        from app.core.document import Project
+        from app.core.document.types import Project
         from app.core.series import load_series, start_volume
 
         project = self.w.doc.project

@@ -24,7 +24,7 @@ class TranslateRequest:
     req_id: int
     kind: str
     settings: object  # app.translate.TranslatorSettings
-    project: object = None  # a snapshot: app.core.document.Project
+    project: object = None  # a snapshot: app.core.document.types.Project
     names: tuple[str, ...] = ()
     glossary: tuple = ()
     options: object = None  # app.core.translation.TranslateOptions

@@ -1,5 +1,5 @@
 """Boxes compared: intersection over union, and the one-to-one matching of two lists of boxes
-(greedy from the highest IoU). Used where a page is read again (app.core.edits: a block keeps its
+(greedy from the highest IoU). Used where a page is read again (app.core.document.edits: a block keeps its
 hand-set place) and where found blocks are scored against truth (app.core.evaluation)."""
 from __future__ import annotations
 

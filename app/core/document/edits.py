@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.core.document import Block, Box, Page
+from app.core.document.types import Block, Box, Page
 from app.render.strokes import MaskStroke
 from app.render.style import StyleOverride
 
@@ -181,7 +181,7 @@ def read_again(old: Page, new: Page) -> Page:
     their place after the matched block that precedes them in the computed order."""
     if not old.order_by_hand or not old.blocks or not new.blocks:
         return new
-    from app.core.boxes import match_boxes
+    from app.core.document.boxes import match_boxes
 
     pairs = dict((ni, oi) for oi, ni in match_boxes([b.box for b in old.blocks], [b.box for b in new.blocks],
                                                     HAND_ORDER_IOU))

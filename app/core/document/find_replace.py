@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 from typing import NamedTuple
 
-from app.core.document import Page, Project
+from app.core.document.types import Page, Project
 from app.errors import UserError
 
 FIELDS = ("source", "translation", "both")
