@@ -72,7 +72,7 @@ def _pages(folder: Path, count: int = 3) -> None:
 
 
 def one_round(index: int, rng: random.Random, work: Path) -> tuple[bool, int, float, str]:
-    from app.core.project_io import open_project, recoverable_autosave
+    from app.core.project.files import open_project, recoverable_autosave
     from app.core.sources import open_source
 
     data = work / f"data-{index}"

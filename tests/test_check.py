@@ -9,7 +9,7 @@ from pathlib import Path
 from app.cli import main
 from app.core.check import check_project, check_text
 from app.core.document.types import Block, Page, Project
-from app.core.project_io import save_project
+from app.core.project.files import save_project
 from app.render.style import StyleOverride
 from app.translate import GlossaryEntry
 from app.translate.memory import Character, StoryMemory

@@ -1,4 +1,4 @@
-"""The edit journal (app.core.edit_journal): a process killed right after an edit loses nothing;
+"""The edit journal (app.core.project.journal): a process killed right after an edit loses nothing;
 replay on the next open; folded in by an autosave or a save; a torn last line is left out."""
 from __future__ import annotations
 
@@ -11,17 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from app.core import edit_journal
 from app.core.document import edits
 from app.core.document.types import Block, Page, Project
-from app.core.edit_journal import EditJournal, journal_path_for
-from app.core.project_io import (
+from app.core.project.files import (
     open_project,
     recoverable_autosave,
     recoverable_edits,
     save_autosave,
     save_project,
 )
+from app.core.project.journal import EditJournal, journal_path_for, records
 from app.render.style import TextStyle
 from app.translate.base import GlossaryEntry
 
@@ -33,7 +32,7 @@ NAMES = ["001.png", "002.png"]
 WRITER = """
 import sys
 from app.core.document.types import Block, Page
-from app.core.edit_journal import EditJournal
+from app.core.project.journal import EditJournal
 journal = EditJournal(sys.argv[1])
 for n in range(1, 100000):
     page = Page(name="001.png", width=10, height=10, processed=True,
@@ -107,9 +106,9 @@ def test_an_autosave_folds_the_journal_in_and_a_save_removes_it(tmp_path):
     project = Project(source=str(source), pages=[_page("001.png", "one"), Page(name="002.png")])
     save_autosave(project)
     journal.folded()
-    assert edit_journal.records(source) == []
+    assert records(source) == []
     journal.record_page(_page("001.png", "two"))  # after the autosave: only this one is replayed
-    assert [r["seq"] for r in edit_journal.records(source)] == [1]
+    assert [r["seq"] for r in records(source)] == [1]
     restored = open_project(source, NAMES, project_file=recoverable_autosave(source), replay_journal=True)
     assert restored.pages[0].blocks[0].text == "two"
 
@@ -117,7 +116,7 @@ def test_an_autosave_folds_the_journal_in_and_a_save_removes_it(tmp_path):
     assert not recoverable_edits(source)
     journal.folded()  # the window starts a new journal after saving
     journal.record_page(_page("001.png", "three"))
-    assert edit_journal.records(source)[0]["page"]["blocks"][0]["text"] == "three"
+    assert records(source)[0]["page"]["blocks"][0]["text"] == "three"
     journal.close(delete=True)
     assert not journal_path_for(source).exists()
 

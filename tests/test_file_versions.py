@@ -1,7 +1,7 @@
 """Forward-compatible files: every past shape of the project file, the JSON export and
 settings.json opens; keys this build does not know are kept and written back; a file of a
 newer major version opens read-only and is never written over; the migration table moves old
-versions forward one step at a time (app.core.versioning)."""
+versions forward one step at a time (app.core.project.versioning)."""
 from __future__ import annotations
 
 import json
@@ -12,9 +12,9 @@ import pytest
 from app.core.document import edits
 from app.core.export import export_json
 from app.core.export_read import read_json_export
-from app.core.project_io import load_project, open_project, save_project
+from app.core.project.files import load_project, open_project, save_project
+from app.core.project.versioning import FileSchema, upgrade
 from app.core.settings import AppSettings, load_settings, save_settings
-from app.core.versioning import FileSchema, upgrade
 from app.errors import UserError
 
 _BLOCK_1_0 = {"id": "b1", "order": 1, "kind": "bubble", "box": [1, 2, 30, 40], "polygon": None,

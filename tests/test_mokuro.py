@@ -14,8 +14,8 @@ from PIL import Image
 
 from app.cli import main
 from app.core import mokuro, mokuro_files, mokuro_lines
-from app.core.project_io import load_project, open_project, save_project
-from app.core.project_paths import find_project_file
+from app.core.project.files import load_project, open_project, save_project
+from app.core.project.paths import find_project_file
 from app.core.sources import open_source
 from app.errors import UserError
 from tests.mokuro_data import ROOT, SAMPLES, copy_demo_pages, demo_project, truth_pages
@@ -297,7 +297,7 @@ def test_cli_export_mokuro_and_reader(tmp_path, capsys):
 
 
 def test_cli_export_leaves_a_project_held_by_another_editor_alone(tmp_path, capsys):
-    from app.core.project_lock import ProjectLock
+    from app.core.project.lock import ProjectLock
 
     src = copy_demo_pages(tmp_path / "Series" / "vol1")
     save_project(demo_project(src))

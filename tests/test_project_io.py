@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core import project_codec, project_io
 from app.core.document.types import Block, Page, Project
-from app.core.project_io import (
+from app.core.project import codec, files
+from app.core.project.files import (
     discard_autosave,
     load_autosave,
     load_project,
@@ -22,7 +22,7 @@ from app.core.project_io import (
     save_autosave,
     save_project,
 )
-from app.core.project_paths import autosave_path_for, find_project_file, project_path_for
+from app.core.project.paths import autosave_path_for, find_project_file, project_path_for
 from app.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -95,7 +95,7 @@ _KILL_SCRIPT = r"""
 import sys
 from pathlib import Path
 from app.core.document.types import Block, Page, Project
-from app.core.project_io import save_project
+from app.core.project.files import save_project
 path = Path(sys.argv[1])
 block = Block(id="b", order=1, kind="bubble", box=(0, 0, 1, 1), ocr_text="x" * 200)
 def project(tag):
@@ -132,7 +132,7 @@ def test_damaged_and_unknown_files_name_the_file(tmp_path):
     with pytest.raises(UserError, match=r"proj\.json: the project file is damaged \(invalid JSON"):
         load_project(path)
 
-    data = project_codec.project_to_dict(_project(tmp_path))
+    data = codec.project_to_dict(_project(tmp_path))
     data["version"] = 7
     blocks = data["pages"][0]["blocks"]
     data["pages"][0]["blocks"] = "a shape this build cannot read"
@@ -201,7 +201,7 @@ def test_open_project_merges_pages_added_and_removed(tmp_path):
     assert names == ["001.png", "002.png", "ch2/010.png"]
     missing = reopened.pages[0]
     assert missing.blocks == _project(folder).pages[0].blocks
-    assert missing.error.startswith(project_io.MISSING_PAGE_ERROR)
+    assert missing.error.startswith(files.MISSING_PAGE_ERROR)
     assert reopened.pages[1] == Page(name="002.png")
     assert reopened.pages[2].error == "the page is damaged"  # saved state kept
     assert reopened.order == "ltr"
@@ -286,7 +286,7 @@ def test_unwritable_target_raises_user_error(tmp_path):
 
 
 def test_document_layer_imports_no_qt():
-    code = ("import sys, app.core.images, app.core.sources, app.core.project_io, app.core.export; "
+    code = ("import sys, app.core.images, app.core.sources, app.core.project.files, app.core.export; "
             "bad = [m for m in sys.modules if m.startswith(('PySide6', 'app.ui', 'torch'))]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
@@ -297,7 +297,7 @@ def test_styles_and_mask_edits_round_trip_and_old_files_load(tmp_path):
 
     from app.core.export import export_json_data
     from app.core.export_read import project_from_export
-    from app.core.project_io import load_project, save_project
+    from app.core.project.files import load_project, save_project
     from app.render.strokes import MaskStroke
     from app.render.style import StyleOverride, TextStyle
 

@@ -1,4 +1,4 @@
-"""One writer per project (app.core.project_lock): a second opener is told who holds the project
+"""One writer per project (app.core.project.lock): a second opener is told who holds the project
 (process, host, since when) and does not write it; a lock left by a killed process is taken over.
 The holders are real processes; the CLI run is `hayai-desktop translate` against the loopback
 LLM server."""
@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core.project_io import load_project, save_project
-from app.core.project_lock import ProjectLock, ProjectLocked, lock_project
-from app.core.project_paths import find_project_file
+from app.core.project.files import load_project, save_project
+from app.core.project.lock import ProjectLock, ProjectLocked, lock_project
+from app.core.project.paths import find_project_file
 from tests.translate_data import make_project
 
 ROOT = Path(__file__).resolve().parents[1]
 HOLD = """
 import sys
-from app.core.project_lock import ProjectLock
+from app.core.project.lock import ProjectLock
 lock = ProjectLock(sys.argv[1], "Hayai Desktop")
 print("held" if lock.acquire() else "refused", flush=True)
 sys.stdin.read()  # until the test closes the pipe (or kills the process)

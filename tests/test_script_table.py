@@ -9,9 +9,9 @@ import pytest
 
 from app.cli import main
 from app.core.document.types import Block, Page, Project
-from app.core.project_codec import project_to_dict
-from app.core.project_io import load_project, save_project
-from app.core.project_paths import project_path_for
+from app.core.project.codec import project_to_dict
+from app.core.project.files import load_project, save_project
+from app.core.project.paths import project_path_for
 from app.core.script_table import (
     COLUMNS,
     block_status,

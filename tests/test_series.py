@@ -12,8 +12,8 @@ import pytest
 from app.cli import main
 from app.core.document.edits import approve_translation, set_translation
 from app.core.document.types import Project
-from app.core.project_io import load_project, save_project
-from app.core.project_paths import find_project_file
+from app.core.project.files import load_project, save_project
+from app.core.project.paths import find_project_file
 from app.core.series import (
     SERIES_FILE,
     Series,

@@ -2,7 +2,7 @@
 what the user set, a budget for the request, and the project file round trip."""
 from dataclasses import replace
 
-from app.core.project_io import load_project, save_project
+from app.core.project.files import load_project, save_project
 from app.translate.memory import Character, StoryMemory, Term, memory_from_dict, memory_to_dict
 from tests.translate_data import make_project
 

@@ -115,8 +115,8 @@ def test_the_cli_reads_the_pages_of_a_source_for_the_image(fake_llm, tmp_path, m
     import shutil
 
     from app.cli import main
-    from app.core.project_io import load_project, save_project
-    from app.core.project_paths import find_project_file
+    from app.core.project.files import load_project, save_project
+    from app.core.project.paths import find_project_file
     from tests.conftest import ROOT
 
     monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)

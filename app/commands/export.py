@@ -61,10 +61,10 @@ def _save_back(input_path: str, series_uuid: str) -> None:
     """Keep the series' UUID in the input's saved project (a source's project, a project file),
     under the project's lock and read again just before, so that no one's edits are written over."""
     from app.core.export_read import read_json
-    from app.core.project_codec import FORMAT
-    from app.core.project_io import load_project, save_project
-    from app.core.project_lock import ProjectLock
-    from app.core.project_paths import find_project_file
+    from app.core.project.codec import FORMAT
+    from app.core.project.files import load_project, save_project
+    from app.core.project.lock import ProjectLock
+    from app.core.project.paths import find_project_file
     from app.core.sources import resolve_source_path
 
     p = Path(input_path).expanduser()

@@ -33,10 +33,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from app.core.project_codec import FORMAT
-    from app.core.project_io import load_project, save_project
-    from app.core.project_lock import ProjectLock
-    from app.core.project_paths import find_project_file
+    from app.core.project.codec import FORMAT
+    from app.core.project.files import load_project, save_project
+    from app.core.project.lock import ProjectLock
+    from app.core.project.paths import find_project_file
     from app.core.script_table import import_script
     from app.core.sources import resolve_source_path
 

@@ -65,9 +65,9 @@ def load_input(path: str):
     """The Project that INPUT names (export, project file, source with its saved project, or a
     mokuro volume: a .mokuro file or the folder holding it)."""
     from app.core.export_read import project_from_export, read_json
-    from app.core.project_codec import FORMAT, project_from_dict
-    from app.core.project_io import open_project
-    from app.core.project_paths import find_project_file
+    from app.core.project.codec import FORMAT, project_from_dict
+    from app.core.project.files import open_project
+    from app.core.project.paths import find_project_file
 
     p = Path(path).expanduser()
     if not p.exists():

@@ -234,7 +234,7 @@ def _is_export(path: Path) -> bool:
 def run(args) -> int:
     from app.core import export
     from app.core.export_read import read_json_export
-    from app.core.project_io import open_project, save_project
+    from app.core.project.files import open_project, save_project
 
     path = Path(args.input)
     if not path.exists():
@@ -244,7 +244,7 @@ def run(args) -> int:
     if _is_export(path):
         project, save = read_json_export(path), None
     else:
-        from app.core.project_lock import ProjectLock
+        from app.core.project.lock import ProjectLock
 
         lock = ProjectLock(path, "hayai-desktop translate")
         project = open_project(path)

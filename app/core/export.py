@@ -28,14 +28,14 @@ from typing import NamedTuple
 from app import __version__
 from app.atomic import atomic_write_text
 from app.core.document.types import Block, Page, Project
-from app.core.versioning import with_unknown
+from app.core.project.versioning import with_unknown
 from app.errors import UserError
 from app.render.strokes import stroke_to_dict
 from app.render.style import override_to_dict, style_to_dict
 
 EXPORT_FORMAT = "hayai-desktop-export"
 EXPORT_VERSION = 1
-EXPORT_MINOR = 2  # 1.1: "minor"; unknown keys kept (app.core.versioning); 1.2: "outside"
+EXPORT_MINOR = 2  # 1.1: "minor"; unknown keys kept (app.core.project.versioning); 1.2: "outside"
 EXPORT_SCHEMA_PATH = Path(__file__).with_name("export_schema.json")
 
 _HEADER = re.compile(r"^\s*={3,}\s*(?:[^\W\d]+\s*)?(\d+)\s*(?::\s*(.*?))?\s*={3,}\s*$")

@@ -11,7 +11,7 @@ levels above that, or chosen by the user (`--series FILE`, the GUI's Translate m
   its own) is written back with `learn_from`, which reads the file again under a lock
   (`<file>.lock`, filelock) and merges, so two volumes saving at once lose nothing.
 
-File format (JSON, UTF-8; versions as app.core.versioning: minor steps add optional keys, kept
+File format (JSON, UTF-8; versions as app.core.project.versioning: minor steps add optional keys, kept
 when unknown):
     {"format": "hayai-desktop-series", "version": 1, "minor": 0, "app_version": str,
      "glossary": [{"source", "target", "note"}],
@@ -30,8 +30,8 @@ from filelock import FileLock, Timeout
 
 from app.atomic import atomic_write_text
 from app.core.document.types import Project
+from app.core.project.versioning import FileSchema, unknown_keys, upgrade, with_unknown
 from app.core.tm import TranslationMemory, approved_pairs
-from app.core.versioning import FileSchema, unknown_keys, upgrade, with_unknown
 from app.errors import UserError
 from app.render.style import TextStyle, style_from_dict, style_to_dict
 from app.translate import glossary as glossaries

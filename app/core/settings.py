@@ -3,7 +3,7 @@
 No Qt here. The GUI reads and writes these through `app.ui.shell.preferences`; window geometry alone
 lives in QSettings. `HAYAI_DESKTOP_CONFIG_DIR` overrides the folder (tests, portable installs).
 
-The file carries "version" (major) and "minor" (app.core.versioning). Keys this build does not
+The file carries "version" (major) and "minor" (app.core.project.versioning). Keys this build does not
 know (a newer build's settings) are kept in `AppSettings.extra` and written back; a file of a
 newer major version is read as far as it can be and never written over (`read_only`).
 """
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from app.atomic import atomic_write_json
-from app.core.versioning import FileSchema, upgrade
+from app.core.project.versioning import FileSchema, upgrade
 from app.errors import UserError
 from app.models.manifest import DEFAULTS
 from app.ocr import PRECISIONS
@@ -188,7 +188,7 @@ def export_folder(settings: AppSettings, source: str) -> Path:
     or when there is no volume, the user's documents folder."""
     import platformdirs
 
-    from app.core.project_paths import in_installation
+    from app.core.project.paths import in_installation
 
     if settings.export_dir and Path(settings.export_dir).is_dir():
         return Path(settings.export_dir)

@@ -376,7 +376,7 @@ def test_a_hand_fixed_order_stays_when_the_page_is_read_again():
 
 def test_hand_order_is_saved_with_the_project(tmp_path):
     from app.core.document.types import Project
-    from app.core.project_io import load_project, save_project
+    from app.core.project.files import load_project, save_project
 
     page = move_block(Page("p.png", 600, 800, (_block(1, (0, 0, 10, 10)), _block(2, (20, 0, 30, 10))),
                            processed=True), "b2", 0)

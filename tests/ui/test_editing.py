@@ -115,7 +115,7 @@ def test_export_and_txt_reimport(make_window, pages, tmp_path):
 
 
 def test_crash_recovery_round_trip(make_window, pages, qtbot):
-    from app.core.project_io import recoverable_autosave
+    from app.core.project.files import recoverable_autosave
 
     w = make_window()
     w.session.open_path(pages)
@@ -134,8 +134,8 @@ def test_crash_recovery_round_trip(make_window, pages, qtbot):
 
 
 def test_close_mid_run_keeps_edits_and_stops(make_window, tmp_path, qtbot):
-    from app.core.project_io import load_project
-    from app.core.project_paths import project_path_for
+    from app.core.project.files import load_project
+    from app.core.project.paths import project_path_for
     from tests.ui.conftest import write_pages
 
     folder = write_pages(tmp_path / "vol", 12)

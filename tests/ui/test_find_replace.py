@@ -4,7 +4,7 @@ through the pages, source / translation / both, regex and case, Replace all as o
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.core.project_codec import project_to_dict
+from app.core.project.codec import project_to_dict
 from tests.ui.test_script_view import _fill
 
 CTRL = Qt.KeyboardModifier.ControlModifier

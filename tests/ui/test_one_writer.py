@@ -9,16 +9,16 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from app.core import edit_journal
 from app.core.document.types import Block
-from app.core.project_io import open_project, save_autosave
-from app.core.project_lock import ProjectLock
-from app.core.project_paths import autosave_path_for, project_path_for
+from app.core.project import journal
+from app.core.project.files import open_project, save_autosave
+from app.core.project.lock import ProjectLock
+from app.core.project.paths import autosave_path_for, project_path_for
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = """
 import sys
-from app.core.project_lock import ProjectLock
+from app.core.project.lock import ProjectLock
 lock = ProjectLock(sys.argv[1], "hayai-desktop translate")
 print("held" if lock.acquire() else "refused", flush=True)
 sys.stdin.read()
@@ -39,15 +39,15 @@ def test_every_committed_edit_is_in_the_journal_before_any_autosave(make_window,
     name = w.current
     w.edit(lambda p: _block_page(p), "read")
     w.edit(lambda p: _block_page(p, "二度目"), "edit text")
-    records = edit_journal.records(pages)  # what a crash at this moment would leave on disk
+    records = journal.records(pages)  # what a crash at this moment would leave on disk
     assert [r["page"]["blocks"][0]["text"] for r in records] == ["書いた", "二度目"]
     assert not autosave_path_for(pages).exists()
     restored = open_project(pages, [p.name for p in w.doc.project.pages], replay_journal=True)
     assert restored.page_index(name) == 0 and restored.pages[0].blocks[0].text == "二度目"
     w.undo_stack.undo()  # undo is an edit too
-    assert edit_journal.records(pages)[-1]["page"]["blocks"][0]["text"] == "書いた"
+    assert journal.records(pages)[-1]["page"]["blocks"][0]["text"] == "書いた"
     w.autosave()  # the autosave folds the journal in
-    assert edit_journal.records(pages) == [] and autosave_path_for(pages).exists()
+    assert journal.records(pages) == [] and autosave_path_for(pages).exists()
 
 
 def test_a_session_that_did_not_end_is_offered_back_with_its_journal(make_window, pages):
@@ -75,7 +75,7 @@ def test_a_session_that_did_not_end_is_offered_back_with_its_journal(make_window
 
 def test_a_project_held_elsewhere_opens_read_only_and_its_files_are_left_alone(make_window, pages):
     # the holder's own autosave, which the second window must neither use nor delete
-    from app.core.project_io import open_project as load
+    from app.core.project.files import open_project as load
 
     save_autosave(load(pages))
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(pages)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -88,7 +88,7 @@ def test_a_project_held_elsewhere_opens_read_only_and_its_files_are_left_alone(m
         assert w.notice.kind == "warning" and "read-only" in w.notice.label.text()
         assert "[read-only]" in w.windowTitle()
         w.edit(lambda p: _block_page(p), "read")
-        assert edit_journal.records(pages) == []  # no journal for a read-only project
+        assert journal.records(pages) == []  # no journal for a read-only project
         w.autosave()
         assert not w.session.save() and "Not saved" in w.notice.label.text()
         assert not project_path_for(pages).exists()

@@ -4,8 +4,8 @@ the project, and opens a mokuro volume with its blocks."""
 import json
 
 from app.core import mokuro
-from app.core.project_io import load_project, save_project
-from app.core.project_paths import find_project_file
+from app.core.project.files import load_project, save_project
+from app.core.project.paths import find_project_file
 from tests.mokuro_data import copy_demo_pages, demo_project
 
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.core.project_io import load_project
-from app.core.project_paths import find_project_file
+from app.core.project.files import load_project
+from app.core.project.paths import find_project_file
 from app.core.series import SERIES_FILE, Series, load_series, save_series
 from app.core.tm import LABEL
 from app.translate.base import GlossaryEntry

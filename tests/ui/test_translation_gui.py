@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 
 from app.core import keys
 from app.core.document.types import Block
-from app.core.project_io import load_project
+from app.core.project.files import load_project
 from app.translate.base import GlossaryEntry
 from tests.llm_server import fake_translate, page_of
 
@@ -85,7 +85,7 @@ def test_translate_all_resume_undo_and_hand_edits(make_window, pages, fake_llm, 
     assert json.loads(fake_llm.chats()[1].body["messages"][-2]["content"])["translations"][0]["text"] == \
         fake_translate("ユキ、まって！")
     # saved as they arrived: the autosave holds the translations
-    from app.core.project_paths import autosave_path_for
+    from app.core.project.paths import autosave_path_for
 
     saved = load_project(autosave_path_for(w.doc.source))
     assert saved.pages[2].blocks[1].translation == fake_translate("さようなら")
@@ -183,7 +183,7 @@ def test_glossary_dialog_add_from_block_import_export_undo(make_window, pages, q
 
 
 def session_project_file(w):
-    from app.core.project_paths import find_project_file
+    from app.core.project.paths import find_project_file
 
     return find_project_file(w.doc.source)
 

@@ -98,7 +98,7 @@ class ReaderExporter(QObject):
     def _keep_series_uuid(self, uuid: str) -> None:
         """The series' UUID goes into the open project: saved at once when nothing else is
         unsaved, else with the next save (and the autosave)."""
-        from app.core.project_io import save_project
+        from app.core.project.files import save_project
 
         w = self.w
         project = w.doc.project

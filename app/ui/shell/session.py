@@ -1,16 +1,16 @@
 """The window's file side: open a source, save, autosave and crash recovery, export and import.
 `SessionController(window, recent_menu)` owns the open project's writer state (its lock, its
 journal, why it is read-only, whether restored edits are unsaved) and talks to the window through
-the document model and `SessionWindow`; the work itself is app.core's (sources, project_io,
+the document model and `SessionWindow`; the work itself is app.core's (sources, project.files,
 export, script_table).
 
-Autosave (project_io.save_autosave, atomic) runs a moment after each edit; Save writes the
+Autosave (project.files.save_autosave, atomic) runs a moment after each edit; Save writes the
 project file and discards the autosave. Every committed edit is also appended to the edit
-journal (app.core.edit_journal) at once, so a crash before the autosave loses nothing; the
+journal (app.core.project.journal) at once, so a crash before the autosave loses nothing; the
 autosave and Save fold the journal in. An autosave newer than the project, or a journal with
 edits, means the app did not close normally: opening that source again offers to restore them.
 
-One writer per project (app.core.project_lock): the window holds the lock of the open project.
+One writer per project (app.core.project.lock): the window holds the lock of the open project.
 When another process holds it, or the file is from a newer major version, the project opens
 read-only (`read_only` says why): no journal, no autosave, Save refuses.
 """
@@ -55,8 +55,8 @@ class SessionController:
     def __init__(self, window: SessionWindow, recent_menu):
         self.w, self.recent_menu = window, recent_menu
         self.read_only: str | None = None  # why the open project is not saved (another writer, newer file)
-        self.lock = None  # app.core.project_lock.ProjectLock of the open project
-        self.journal = None  # app.core.edit_journal.EditJournal of the open project
+        self.lock = None  # app.core.project.lock.ProjectLock of the open project
+        self.journal = None  # app.core.project.journal.EditJournal of the open project
         self.restored_unsaved = False  # edits restored after a crash, not saved yet
         window.doc.page_changed.connect(self.journal_page)
         window.doc.project_changed.connect(lambda _what: self.journal_fields())
@@ -115,13 +115,13 @@ class SessionController:
     def _load(self, path: Path, names: list[str]):
         """The project of `path` (restored after a crash when its writer agrees, or saved, or new)
         and its lock: (project, restored, lock, who holds it when not us)."""
-        from app.core.project_io import (
+        from app.core.project.files import (
             discard_autosave,
             open_project,
             recoverable_autosave,
             recoverable_edits,
         )
-        from app.core.project_lock import ProjectLock
+        from app.core.project.lock import ProjectLock
 
         lock = ProjectLock(path, "Hayai Desktop")
         held_by = None if lock.acquire() else lock.message()
@@ -146,7 +146,7 @@ class SessionController:
 
     def _present(self, path: Path, project, restored: bool, lock, held_by) -> None:
         """Make `project` the window's: the writer state, the journal, the pages, recent sources."""
-        from app.core.project_paths import in_installation
+        from app.core.project.paths import in_installation
 
         self.w.leave_project()  # runs' results dropped, history and page images cleared
         self.restored_unsaved = restored
@@ -174,7 +174,7 @@ class SessionController:
 
     def reopen_after_crash(self) -> bool:
         """At start-up without a path: reopen the last source if it left an autosave or journal behind."""
-        from app.core.project_io import recoverable_edits
+        from app.core.project.files import recoverable_edits
 
         for src in self.w.settings.recent_sources[:1]:
             if Path(src).exists() and recoverable_edits(src):
@@ -183,7 +183,7 @@ class SessionController:
 
     # --- the one writer: lock and journal -----------------------------------------------------------
     def start_journal(self, path) -> None:
-        from app.core.edit_journal import EditJournal
+        from app.core.project.journal import EditJournal
 
         try:
             self.journal = EditJournal(path)
@@ -193,7 +193,7 @@ class SessionController:
                                "moment after you make them.")
 
     def journal_page(self, name: str) -> None:
-        """A committed edit of page `name`: into the journal at once (app.core.edit_journal)."""
+        """A committed edit of page `name`: into the journal at once (app.core.project.journal)."""
         if self.journal is not None and self.w.doc.has_page(name):
             self._journal(lambda j: j.record_page(self.w.doc.page(name)))
 
@@ -227,8 +227,8 @@ class SessionController:
     # --- saving ---------------------------------------------------------------------------------------
     def save(self) -> bool:
         """Save the project file (atomic); True on success."""
-        from app.core.project_io import discard_autosave, save_project
-        from app.core.project_paths import project_path_for
+        from app.core.project.files import discard_autosave, save_project
+        from app.core.project.paths import project_path_for
 
         if self.w.doc.project is None:
             return True
@@ -250,7 +250,7 @@ class SessionController:
         return True
 
     def autosave(self) -> None:
-        from app.core.project_io import save_autosave
+        from app.core.project.files import save_autosave
 
         if self.w.doc.project is None or not self.is_dirty() or self.read_only:
             return
@@ -263,7 +263,7 @@ class SessionController:
 
     def _confirm_leave(self) -> bool:
         """Before closing the project: ask about unsaved changes. False = stay."""
-        from app.core.project_io import discard_autosave
+        from app.core.project.files import discard_autosave
 
         self.w.finish_editing()
         mine = self.w.doc.project is not None and not self.read_only  # a read-only project's files are its writer's

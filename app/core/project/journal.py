@@ -1,7 +1,7 @@
 """The edit journal: every committed edit of a project, appended beside its autosave, so that a
 crash between two autosaves loses nothing.
 
-`<data dir>/autosave/<hash>.journal` (project_paths.autosave_path_for with `.journal`), JSON lines:
+`<data dir>/autosave/<hash>.journal` (paths.autosave_path_for with `.journal`), JSON lines:
 
     {"journal": "hayai-desktop-edits", "version": 1, "source": path}     # the header
     {"seq": 1, "page": {a page as in the project file}}                     # a page after an edit
@@ -38,7 +38,7 @@ VERSION = 1
 
 
 def journal_path_for(source_path: str | os.PathLike) -> Path:
-    from app.core.project_paths import autosave_path_for
+    from app.core.project.paths import autosave_path_for
 
     return autosave_path_for(source_path).with_suffix(".journal")
 
@@ -68,12 +68,12 @@ class EditJournal:
                             "the last autosave may be lost in a crash. Free some disk space.") from exc
 
     def record_page(self, page: Page) -> None:
-        from app.core.project_codec import page_to_dict
+        from app.core.project.codec import page_to_dict
 
         self._append({"page": page_to_dict(page)})
 
     def record_project(self, project: Project) -> None:
-        from app.core.project_codec import project_fields_to_dict
+        from app.core.project.codec import project_fields_to_dict
 
         self._append({"project": project_fields_to_dict(project)})
 
@@ -122,7 +122,7 @@ def has_edits(source_path: str | os.PathLike) -> bool:
 def replay(project: Project, source_path: str | os.PathLike) -> tuple[Project, int]:
     """`project` with the journal's records applied (a new Project); (project, records applied).
     A record that cannot be read is left out with a warning naming the journal."""
-    from app.core.project_codec import page_from_dict, project_fields_from_dict
+    from app.core.project.codec import page_from_dict, project_fields_from_dict
 
     path = journal_path_for(source_path)
     pages = list(project.pages)

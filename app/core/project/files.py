@@ -13,7 +13,7 @@ explicit save, so that frequent background writes never touch the user's folder.
 GUI calls `recoverable_autosave(source)`: a path when an autosave newer than the project file
 exists (offer to restore it with `load_project`), else None.
 
-The file format and its (de)serialisers: app.core.project_codec; where files go: app.core.project_paths.
+The file format and its (de)serialisers: app.core.project.codec; where files go: app.core.project.paths.
 
 A source that is a mokuro volume (a .mokuro file, a folder holding one, or the page folder beside
 one) opens as its page folder; with no saved project yet, the project starts from the .mokuro's
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from app.atomic import atomic_write_text
 from app.core.document.types import Page, Project
-from app.core.project_codec import damaged, project_from_dict, project_to_dict
-from app.core.project_paths import autosave_path_for, find_project_file, project_path_for
+from app.core.project.codec import damaged, project_from_dict, project_to_dict
+from app.core.project.paths import autosave_path_for, find_project_file, project_path_for
 from app.core.sources import natural_key, open_source
 from app.errors import UserError
 
@@ -106,7 +106,7 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
 
     `page_names` is the source's current page list (listed with `open_source` when None).
     `project_file` loads that file instead of the saved project (e.g. a recovered autosave).
-    `replay_journal`: apply the source's edit journal (app.core.edit_journal) on top, the edits
+    `replay_journal`: apply the source's edit journal (app.core.project.journal) on top, the edits
     committed after the last autosave (crash recovery).
     Pages added on disk appear unprocessed; pages gone from disk are dropped, except those
     holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
@@ -128,7 +128,7 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     else:
         saved = load_project(path)
     if replay_journal:
-        from app.core.edit_journal import replay
+        from app.core.project.journal import replay
 
         saved, _applied = replay(saved, source)
     if path is None and not saved.pages:
@@ -176,7 +176,7 @@ def recoverable_edits(source_path: str | os.PathLike) -> bool:
     """Did the last session on this source end without saving: an autosave newer than the
     project, or committed edits in its journal? (Then `open_project(..., project_file=
     recoverable_autosave(source), replay_journal=True)` restores them.)"""
-    from app.core.edit_journal import has_edits
+    from app.core.project.journal import has_edits
 
     return recoverable_autosave(source_path) is not None or has_edits(source_path)
 
@@ -201,7 +201,7 @@ def load_autosave(source_path: str | os.PathLike) -> Project | None:
 def discard_autosave(source_path: str | os.PathLike) -> None:
     """Delete the source's autosave and edit journal (after an explicit save, or when the user
     declines to restore them)."""
-    from app.core.edit_journal import discard
+    from app.core.project.journal import discard
 
     with contextlib.suppress(FileNotFoundError):
         autosave_path_for(source_path).unlink()

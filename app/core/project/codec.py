@@ -1,9 +1,9 @@
 """The project file's content: a Project to and from its JSON data, for the project file, the
-autosave and the edit journal (app.core.edit_journal, which writes single pages and the
+autosave and the edit journal (app.core.project.journal, which writes single pages and the
 project's own fields). Reading is strict and names the file and field of a damage.
 
 File format (JSON, UTF-8), schema version 1.3 (see docs/export-format.md; versions, migrations and
-unknown keys: app.core.versioning):
+unknown keys: app.core.project.versioning):
     {"format": "hayai-desktop-project", "version": 1, "minor": 3, "app_version": str, "saved_at": ISO-8601,
      "source": absolute path, "order": "rtl"|"ltr",
      "pages": [{"name", "width", "height", "processed", "error",
@@ -42,7 +42,7 @@ from pathlib import Path
 
 from app import __version__
 from app.core.document.types import Block, Page, Project, default_outside, outside_from
-from app.core.versioning import FileSchema, unknown_keys, upgrade, with_unknown
+from app.core.project.versioning import FileSchema, unknown_keys, upgrade, with_unknown
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict, stroke_to_dict
 from app.render.style import TextStyle, override_from_dict, override_to_dict, style_from_dict, style_to_dict

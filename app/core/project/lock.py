@@ -2,7 +2,7 @@
 
 The GUI holds it while a project is open and editable; `translate`, `batch` and `render` (when
 they save the project) hold it while they run. The lock is a `filelock.FileLock` on
-`<project file>.lock` beside the project file (`project_paths.project_path_for`: beside the pages,
+`<project file>.lock` beside the project file (`app.core.project.paths.project_path_for`: beside the pages,
 or in the app's data folder for a read-only source). The operating system releases it when its
 process ends, however it ends (kill -9 included), so a lock is never left held by a dead process.
 
@@ -79,7 +79,7 @@ class ProjectLock:
     False when another does (`holder` says who, when it could be read)."""
 
     def __init__(self, source: str | os.PathLike, what: str):
-        from app.core.project_paths import project_path_for
+        from app.core.project.paths import project_path_for
 
         project_file = project_path_for(source)
         self.source = str(source)
