@@ -43,7 +43,7 @@ def spin(seconds):
     QTimer.singleShot(int(seconds * 1000), loop.quit)
     loop.exec()
 
-from app.core import sources as _sources  # noqa: F401 - at rest the app has numpy and Pillow loaded (its worker imports torch)
+from app.core.sources import source as _source  # noqa: F401 - at rest the app has numpy and Pillow loaded (its worker imports torch)
 w = MainWindow(AppSettings())
 w.questions.answers.update(restore_autosave=False, unsaved_changes="discard")
 w.resize(1280, 800)

@@ -73,7 +73,7 @@ def _pages(folder: Path, count: int = 3) -> None:
 
 def one_round(index: int, rng: random.Random, work: Path) -> tuple[bool, int, float, str]:
     from app.core.project.files import open_project, recoverable_autosave
-    from app.core.sources import open_source
+    from app.core.sources.source import open_source
 
     data = work / f"data-{index}"
     folder = work / f"vol-{index}"

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.pipeline import Pipeline, PipelineSettings  # noqa: E402
-from app.core.sources import open_source  # noqa: E402
+from app.core.sources.source import open_source  # noqa: E402
 from app.detect import Detection, load_detector  # noqa: E402
 from app.detect.testing import write_tiny_detector  # noqa: E402
 from app.ocr import load_recognizer  # noqa: E402

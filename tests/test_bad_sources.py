@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core.sources import open_source
+from app.core.sources.source import open_source
 from app.errors import ImageError
 from app.render.writers import output_name
 from tests.bad_sources import bad_archive, bad_folder

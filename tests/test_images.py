@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.core import images
-from app.core.images import decode_image, image_size, load_image
+from app.core.sources import images
+from app.core.sources.images import decode_image, image_size, load_image
 from app.errors import ImageError
 
 

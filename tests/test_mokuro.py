@@ -1,4 +1,4 @@
-"""The .mokuro export and import (app.core.mokuro, app.core.mokuro_files, `hayai-desktop export --format mokuro`).
+"""The .mokuro export and import (app.core.mokuro, app.core.sources.mokuro_volume, `hayai-desktop export --format mokuro`).
 
 The shape is mokuro's (github.com/kha-white/mokuro: mokuro_generator.py writes the volume,
 manga_page_ocr.py the pages; readers take TITLE/VOLUME.mokuro with the images in TITLE/VOLUME/
@@ -13,10 +13,11 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.core import mokuro, mokuro_files, mokuro_lines
+from app.core import mokuro, mokuro_lines
 from app.core.project.files import load_project, open_project, save_project
 from app.core.project.paths import find_project_file
-from app.core.sources import open_source
+from app.core.sources import mokuro_volume
+from app.core.sources.source import open_source
 from app.errors import UserError
 from tests.mokuro_data import ROOT, SAMPLES, copy_demo_pages, demo_project, truth_pages
 
@@ -106,7 +107,7 @@ def test_lines_lie_over_the_glyphs_of_the_truth(exported):
 
 def test_round_trip_keeps_blocks_text_box_direction_and_order(exported):
     project, result, data = exported
-    back = mokuro_files.project_from_mokuro(result.mokuro)
+    back = mokuro_volume.project_from_mokuro(result.mokuro)
     assert Path(back.source) == result.images.resolve()
     assert back.series_uuid == data["title_uuid"] and back.volume_uuid == data["volume_uuid"]
     assert [p.name for p in back.pages] == [p.name for p in project.pages]
@@ -199,14 +200,14 @@ def test_a_volume_written_by_mokuro_opens_as_a_project(tmp_path):
 
 
 def test_join_lines_and_the_text_field():
-    assert mokuro_files.join_lines(["今日も", "大猟！"]) == "今日も大猟！"
-    assert mokuro_files.join_lines(["Hello", "world"]) == "Hello world"
-    assert mokuro_files.join_lines(["Hello ", "world"]) == "Hello world"
+    assert mokuro_volume.join_lines(["今日も", "大猟！"]) == "今日も大猟！"
+    assert mokuro_volume.join_lines(["Hello", "world"]) == "Hello world"
+    assert mokuro_volume.join_lines(["Hello ", "world"]) == "Hello world"
     laid = mokuro_lines.layout_lines("Two lines\nof text", (0, 0, 300, 100), False)
     block = {"box": [0, 0, 300, 100], "lines": list(laid.lines), "text": "Two lines\nof text"}
-    assert mokuro_files.block_from_mokuro(block, 0).display_text == "Two lines\nof text"  # our line breaks kept
+    assert mokuro_volume.block_from_mokuro(block, 0).display_text == "Two lines\nof text"  # our line breaks kept
     block["lines"] = ["Two lines", "of texts"]  # edited in another tool: the lines win
-    assert mokuro_files.block_from_mokuro(block, 0).display_text == "Two lines of texts"
+    assert mokuro_volume.block_from_mokuro(block, 0).display_text == "Two lines of texts"
 
 
 def test_layout_without_ink_fits_the_box():

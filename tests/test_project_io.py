@@ -286,7 +286,7 @@ def test_unwritable_target_raises_user_error(tmp_path):
 
 
 def test_document_layer_imports_no_qt():
-    code = ("import sys, app.core.images, app.core.sources, app.core.project.files, app.core.export; "
+    code = ("import sys, app.core.sources.images, app.core.sources.source, app.core.project.files, app.core.export; "
             "bad = [m for m in sys.modules if m.startswith(('PySide6', 'app.ui', 'torch'))]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

@@ -7,7 +7,7 @@ import zipfile
 import pytest
 from PIL import Image
 
-from app.core.sources import ArchiveSource, FileSource, FolderSource, natural_sorted, open_source
+from app.core.sources.source import ArchiveSource, FileSource, FolderSource, natural_sorted, open_source
 from app.errors import ImageError, UserError
 
 

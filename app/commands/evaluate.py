@@ -69,7 +69,7 @@ def run(args) -> int:
 
 
 def run_crops(args) -> int:
-    from app.core.images import load_image
+    from app.core.sources.images import load_image
     from app.ocr.text import normalize, score
 
     items = read_jsonl(Path(args.data))

@@ -65,7 +65,7 @@ def _save_back(input_path: str, series_uuid: str) -> None:
     from app.core.project.files import load_project, save_project
     from app.core.project.lock import ProjectLock
     from app.core.project.paths import find_project_file
-    from app.core.sources import resolve_source_path
+    from app.core.sources.source import resolve_source_path
 
     p = Path(input_path).expanduser()
     if p.is_file() and p.suffix.lower() == ".json":

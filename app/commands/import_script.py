@@ -38,7 +38,7 @@ def run(args) -> int:
     from app.core.project.lock import ProjectLock
     from app.core.project.paths import find_project_file
     from app.core.script_table import import_script
-    from app.core.sources import resolve_source_path
+    from app.core.sources.source import resolve_source_path
 
     p = Path(args.input).expanduser()
     if not p.exists():

@@ -134,7 +134,7 @@ def _write(project, fmt: str, out: Path | None, translations: bool, header: str 
 
 def run(args) -> int:
     from app.core.document.types import Project
-    from app.core.sources import open_source
+    from app.core.sources.source import open_source
 
     check_model_options(args)
     check_detector_options(args)

@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from app.core.images import load_image
+    from app.core.sources.images import load_image
 
     check_model_options(args)
     images = [load_image(path) for path in args.images]  # ImageError names the file

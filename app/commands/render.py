@@ -77,8 +77,8 @@ def load_input(path: str):
         if data.get("format") == FORMAT:
             return project_from_dict(data, p)
         return project_from_export(data, p)
-    from app.core.mokuro_files import mokuro_file_in
-    from app.core.sources import resolve_source_path
+    from app.core.sources.mokuro_volume import mokuro_file_in
+    from app.core.sources.source import resolve_source_path
 
     if find_project_file(resolve_source_path(p)) is None and mokuro_file_in(p.resolve()) is None:
         raise UserError(f"{p}: no saved project (nothing read or translated yet). Open it in the app, or run "

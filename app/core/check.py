@@ -190,7 +190,7 @@ def check_project(project: Project, glossary: Sequence[GlossaryEntry] = (), layo
     findings = check_text(project, glossary) if text else []
     skipped: list[tuple[str, str]] = []
     if layout:
-        from app.core.sources import open_source
+        from app.core.sources.source import open_source
         from app.errors import UserError
 
         try:

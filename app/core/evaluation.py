@@ -131,7 +131,7 @@ def evaluate_pages(pipeline, folder: str | Path, truth: Iterable[TruthPage] | No
                    iou_threshold: float = IOU_THRESHOLD,
                    progress: Callable | None = None, cancel: Callable[[], bool] | None = None) -> PagesEvaluation:
     """Run `pipeline` (app.core.pipeline.Pipeline) over the truth pages of `folder` and score them."""
-    from app.core.sources import open_source
+    from app.core.sources.source import open_source
 
     truth = list(truth if truth is not None else read_truth_folder(folder))
     by_name = {t.name: t for t in truth}

@@ -1,4 +1,4 @@
-"""mokuro volumes: export a project for mokuro's readers (the import: app.core.mokuro_files).
+"""mokuro volumes: export a project for mokuro's readers (the import: app.core.sources.mokuro_volume).
 
 mokuro (github.com/kha-white/mokuro) writes, for a volume whose pages are in `TITLE/VOLUME/`, the
 file `TITLE/VOLUME.mokuro` (JSON) beside that folder; its readers (mokuro-reader and others) take
@@ -28,7 +28,7 @@ volume's is uuid5(series UUID, volume name) unless the volume came from a .mokur
 is kept). Exporting over an existing .mokuro of a project that has none yet adopts that file's
 UUIDs. So a reader keeps its progress when a volume is exported again.
 
-Opening a .mokuro file as a project (`project_from_mokuro`) is app.core.mokuro_files'.
+Opening a .mokuro file as a project (`project_from_mokuro`) is app.core.sources.mokuro_volume'.
 """
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ from pathlib import Path, PurePosixPath
 from app import __version__
 from app.atomic import atomic_open, atomic_write_text
 from app.core.document.types import Block, Page, Project
-from app.core.mokuro_files import MOKURO_SUFFIX
 from app.core.mokuro_lines import LaidOut, layout_lines, number, quad
+from app.core.sources.mokuro_volume import MOKURO_SUFFIX
 from app.errors import Cancelled, UserError
 
 MOKURO_VERSION = "0.2.0"  # the mokuro format version written (readers ask for 0.2.0 or later)
@@ -209,7 +209,7 @@ def export_pages(project: Project, store: Callable[[str, bytes], None] | None, p
     name, bytes) to `store`. Pages whose image cannot be read go to `skipped`."""
     import numpy as np
 
-    from app.core.sources import open_source
+    from app.core.sources.source import open_source
 
     skipped = skipped if skipped is not None else []
     try:

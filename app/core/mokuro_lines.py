@@ -2,7 +2,7 @@
 horizontal text top to bottom) found in the block's ink when it shows them (app.detect.lines),
 else set in the box at the largest glyph size that fits; the text shared out over them in
 proportion to their lengths, so that a reader's selectable text lies over the glyphs. (The way
-back, mokuro's lines joined into a block's text, is app.core.mokuro_files.join_lines.)"""
+back, mokuro's lines joined into a block's text, is app.core.sources.mokuro_volume.join_lines.)"""
 from __future__ import annotations
 
 from dataclasses import dataclass

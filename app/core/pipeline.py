@@ -99,7 +99,7 @@ class Pipeline:
                 cancel: Callable[[], bool] | None = None) -> Iterator[Page]:
         """Detect and read `names` (default: every page of `source`), yielding each finished Page.
 
-        source: an `app.core.sources.Source` (`page_names`, `load(name) -> PIL RGB`).
+        source: an `app.core.sources.source.Source` (`page_names`, `load(name) -> PIL RGB`).
         """
         names = list(source.page_names if names is None else names)
         total = len(names)

@@ -150,7 +150,7 @@ def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine
     progress(done, total, page name) after each page; cancel() -> True raises Cancelled (a file
     being written is removed, files already written stay).
     """
-    from app.core.sources import open_source
+    from app.core.sources.source import open_source
     from app.render.writers import CbzWriter, PdfWriter, output_name, psd_text, write_image, write_psd
 
     options = options or RenderOptions()

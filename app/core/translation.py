@@ -169,7 +169,7 @@ class PageImages:
         if self._failed or not self.source_path:
             return None
         if self._source is None:
-            from app.core.sources import open_source
+            from app.core.sources.source import open_source
 
             try:
                 self._source = open_source(self.source_path)

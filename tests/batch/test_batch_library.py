@@ -16,7 +16,7 @@ from app.core.document.types import Block, Page, Project
 from app.core.export import export_json
 from app.core.pipeline import PipelineSettings
 from app.core.pipeline_spec import PipelineSpec
-from app.core.sources import open_source
+from app.core.sources.source import open_source
 from app.errors import ImageError, UserError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -179,7 +179,7 @@ def test_a_corrupt_page_is_not_an_image_after_a_detector_is_loaded(tmp_path):
         "from app.detect import load_detector\n"
         "from app.detect.testing import write_tiny_detector\n"
         f"load_detector(write_tiny_detector(r'{tmp_path / 'd.pt'}'), device='cpu')\n"
-        "from app.core.sources import open_source\n"
+        "from app.core.sources.source import open_source\n"
         "from app.errors import ImageError\n"
         f"source = open_source(r'{pages}')\n"
         "try: source.load('p.png')\n"

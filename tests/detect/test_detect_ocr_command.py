@@ -52,7 +52,7 @@ def test_folder_to_json_file(pages_dir, base_args, tmp_path, tiny_detector, tiny
 
     # the command runs the same pipeline as the app: same blocks, same text
     from app.core.pipeline import Pipeline, PipelineSettings
-    from app.core.sources import open_source
+    from app.core.sources.source import open_source
     from app.ocr import load_recognizer
 
     settings = PipelineSettings(patches=64, max_new_tokens=6, imgsz=256, conf=0.0, batch_size=8)

@@ -8,7 +8,7 @@ import pytest
 
 from app.core.document.types import Block
 from app.core.pipeline import Pipeline, PipelineProgress, PipelineSettings, build_blocks
-from app.core.sources import open_source
+from app.core.sources.source import open_source
 from app.detect import crop
 from app.errors import Cancelled, UserError
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.document.types import Page
-from app.core.images import decode_image
 from app.core.pipeline import PAGE_ERRORS, error_text
+from app.core.sources.images import decode_image
 from app.errors import ImageError
 
 
@@ -61,7 +61,7 @@ class ChunkResult:
 
 
 def read_payload(source, volume: int, index: int, names) -> ChunkPayload:
-    """The bytes of `names` from an open `app.core.sources.Source` (errors kept per page)."""
+    """The bytes of `names` from an open `app.core.sources.source.Source` (errors kept per page)."""
     pages = []
     for name in names:
         try:

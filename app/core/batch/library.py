@@ -22,8 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from app.core.images import is_image_name
-from app.core.sources import ARCHIVE_EXTENSIONS, natural_key
+from app.core.sources.images import is_image_name
+from app.core.sources.source import ARCHIVE_EXTENSIONS, natural_key
 from app.errors import UserError
 
 

@@ -36,7 +36,7 @@ from app.core.batch.journal import STATE_DIR, BatchLog, PartialVolume, is_comple
 from app.core.batch.library import Volume
 from app.core.document.types import Project
 from app.core.pipeline_spec import PipelineSpec
-from app.core.sources import open_source
+from app.core.sources.source import open_source
 from app.errors import UserError
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ The file format and its (de)serialisers: app.core.project.codec; where files go:
 
 A source that is a mokuro volume (a .mokuro file, a folder holding one, or the page folder beside
 one) opens as its page folder; with no saved project yet, the project starts from the .mokuro's
-blocks (app.core.mokuro_files). A saved project always wins over the .mokuro, so edits are never lost.
+blocks (app.core.sources.mokuro_volume). A saved project always wins over the .mokuro, so edits are never lost.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from app.atomic import atomic_write_text
 from app.core.document.types import Page, Project
 from app.core.project.codec import damaged, project_from_dict, project_to_dict
 from app.core.project.paths import autosave_path_for, find_project_file, project_path_for
-from app.core.sources import natural_key, open_source
+from app.core.sources.source import natural_key, open_source
 from app.errors import UserError
 
 MISSING_PAGE_ERROR = "missing from the source"  # Page.error prefix for pages no longer on disk
@@ -112,10 +112,10 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     holding blocks, which stay (so no typed text is lost) with `error` saying they are missing.
     Raises UserError for a damaged project file (so it is never silently overwritten).
     A mokuro volume opens as its page folder; without a saved project its blocks come from the
-    .mokuro file (app.core.mokuro_files).
+    .mokuro file (app.core.sources.mokuro_volume).
     """
-    from app.core.mokuro_files import mokuro_for_images, project_from_mokuro
-    from app.core.sources import resolve_source_path
+    from app.core.sources.mokuro_volume import mokuro_for_images, project_from_mokuro
+    from app.core.sources.source import resolve_source_path
 
     source = resolve_source_path(source_path)
     if page_names is None:

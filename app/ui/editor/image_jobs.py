@@ -44,7 +44,7 @@ def acquire_source(path: str):
     """The source at `path`, opened once and shared by the jobs while it is unchanged on disk
     (listing a 10,000-page archive takes a second, which every page view and thumbnail batch
     would pay again). Archive reads are serialised by the source's own lock."""
-    from app.core.sources import open_source
+    from app.core.sources.source import open_source
 
     with _shared_lock:
         try:

@@ -209,7 +209,7 @@ class Worker(QObject):
         if self._source is None or str(self._source.path) != str(path):
             from pathlib import Path
 
-            from app.core.sources import open_source
+            from app.core.sources.source import open_source
 
             self.close_source()
             self._source = open_source(Path(path))

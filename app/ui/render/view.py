@@ -115,7 +115,7 @@ class _RenderJob(QRunnable):
         self.blocks, self.engine_name, self.engine_cache, self.renderer = blocks, engine_name, engine_cache, renderer
 
     def run(self) -> None:
-        from app.core.sources import open_source
+        from app.core.sources.source import open_source
         from app.render.inpaint import load_inpainter
         from app.render.page import PageRenderer
 

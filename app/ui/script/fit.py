@@ -41,7 +41,7 @@ class _CheckJob(QRunnable):
 
     def run(self) -> None:
         from app.core.check import fit_key, fit_statuses  # the render stack loads here, off the GUI thread
-        from app.core.sources import open_source
+        from app.core.sources.source import open_source
 
         try:
             try:

@@ -91,7 +91,7 @@ class SessionController:
 
     def _list_pages(self, path: Path) -> tuple[Path, list[str]] | None:
         """The source's page folder and page names; None (and a notice) when it has none."""
-        from app.core.sources import resolve_source_path
+        from app.core.sources.source import resolve_source_path
         from app.ui.editor.image_jobs import acquire_source, release_source
 
         try:

@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 from PIL import Image
 
-from app.core.images import decode_image, image_size, is_image_name
+from app.core.sources.images import decode_image, image_size, is_image_name
 from app.errors import ImageError, UserError
 
 ARCHIVE_EXTENSIONS = frozenset({".cbz", ".zip"})
@@ -293,7 +293,7 @@ def resolve_source_path(path: str | os.PathLike) -> Path:
     """The absolute path of the source that `path` names: itself, or for a mokuro volume (a
     .mokuro file, or a folder holding exactly one) the folder of its page images beside it.
     Raises UserError for a .mokuro file without its images or a folder holding several."""
-    from app.core.mokuro_files import images_root, mokuro_file_in
+    from app.core.sources.mokuro_volume import images_root, mokuro_file_in
 
     path = Path(os.path.abspath(os.fspath(path)))
     mokuro = mokuro_file_in(path)
