@@ -2,7 +2,7 @@
 
 Runs a detector (default: the demo detector) on fresh synthetic pages (tools.synth, `--seed`),
 builds the blocks twice from the same detections, the way the app did before issue 14 (box
-shapes, page-wide order) and the way it does now (`app.core.pipeline.build_blocks` with the page: ink
+shapes, page-wide order) and the way it does now (`app.core.reading.pipeline.build_blocks` with the page: ink
 direction, panels, stroke filter), and scores both against the truth:
 
 - direction: share of the found blocks matched to a truth block (IoU >= 0.5) whose `vertical`
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.document.boxes import match_boxes  # noqa: E402
-from app.core.pipeline import build_blocks  # noqa: E402
+from app.core.reading.pipeline import build_blocks  # noqa: E402
 from app.detect.blocks import gray_page, is_vertical  # noqa: E402
 from app.detect.direction import writing_direction  # noqa: E402
 from app.detect.order import reading_order  # noqa: E402

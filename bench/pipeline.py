@@ -35,7 +35,7 @@ from PIL import Image, ImageDraw, ImageFont
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.pipeline import Pipeline, PipelineSettings  # noqa: E402
+from app.core.reading.pipeline import Pipeline, PipelineSettings  # noqa: E402
 from app.core.sources.source import open_source  # noqa: E402
 from app.detect import Detection, load_detector  # noqa: E402
 from app.detect.testing import write_tiny_detector  # noqa: E402
@@ -157,7 +157,7 @@ def main() -> None:
             layouts[_key(page)] = boxes
 
         clock = StageClock()
-        import app.core.pipeline as pipeline_module
+        import app.core.reading.pipeline as pipeline_module
 
         recognizer.recognize = clock.timed("recognize", recognizer.recognize)
         pipeline_module.build_blocks = clock.timed("order", pipeline_module.build_blocks)

@@ -286,7 +286,7 @@ def letter_page(out: Path, data: Path, page: dict, order: str) -> Path:
     from dataclasses import replace
 
     from app.core.document.types import Page, Project
-    from app.core.pipeline import build_blocks
+    from app.core.reading.pipeline import build_blocks
     from app.core.rendering import export_translated, translated_options
     from app.render.inpaint import load_inpainter
 

@@ -1,4 +1,4 @@
-"""app.core.evaluation: box matching, truth files, and the page figures `hayai-desktop eval` prints."""
+"""app.core.reading.evaluation: box matching, truth files, and the page figures `hayai-desktop eval` prints."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ from PIL import Image
 
 from app.core.document.boxes import iou, match_boxes
 from app.core.document.types import Block, Page
-from app.core.evaluation import PagesEvaluation, TruthBlock, TruthPage, read_truth_folder
+from app.core.reading.evaluation import PagesEvaluation, TruthBlock, TruthPage, read_truth_folder
 from app.errors import UserError
 
 

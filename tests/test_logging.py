@@ -21,7 +21,7 @@ def test_a_command_logs_to_a_rotating_file_and_warns_on_stderr(tmp_path):
         "from app.logs import configure_logging, log_file\n"
         "path = configure_logging(stderr=True, max_bytes=4000, backups=2)\n"
         "assert configure_logging(stderr=True) == path == log_file()  # once: a second call changes nothing\n"
-        "log = logging.getLogger('app.core.pipeline')\n"
+        "log = logging.getLogger('app.core.reading.pipeline')\n"
         "for i in range(300):\n"
         "    log.info('line %03d of a long run', i)\n"
         "log.warning('page 004.png: not an image')\n"
@@ -35,7 +35,7 @@ def test_a_command_logs_to_a_rotating_file_and_warns_on_stderr(tmp_path):
     assert files == ["hayai-desktop.log", "hayai-desktop.log.1", "hayai-desktop.log.2"]
     assert all((tmp_path / "logs" / f).stat().st_size <= 4000 for f in files)
     text = (tmp_path / "logs" / "hayai-desktop.log").read_text(encoding="utf-8")
-    assert "WARNING app.core.pipeline [MainThread] page 004.png: not an image" in text
+    assert "WARNING app.core.reading.pipeline [MainThread] page 004.png: not an image" in text
     assert "third-party warning" in text and "third-party chatter" not in text
     assert "unexpected error in thread boom: ZeroDivisionError" in text and "Traceback" in text
     older = (tmp_path / "logs" / "hayai-desktop.log.1").read_text(encoding="utf-8")

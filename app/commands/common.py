@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from app.core.pipeline_spec import DEFAULT_DETECTOR, PipelineSpec
+from app.core.reading.spec import DEFAULT_DETECTOR, PipelineSpec
 from app.errors import UserError
 from app.models.manifest import DEFAULTS
 from app.ocr import PRECISIONS
@@ -39,8 +39,8 @@ def check_detector_options(args) -> None:
 
 
 def spec_for(args) -> PipelineSpec:
-    """The pipeline set-up that the options of `args` ask for (app.core.pipeline_spec)."""
-    from app.core.pipeline import PipelineSettings
+    """The pipeline set-up that the options of `args` ask for (app.core.reading.spec)."""
+    from app.core.reading.pipeline import PipelineSettings
 
     check_detector_options(args)
     settings = PipelineSettings(patches=args.patches, max_new_tokens=args.max_new_tokens, order=args.order,
@@ -51,8 +51,8 @@ def spec_for(args) -> PipelineSpec:
 
 
 def load_pipeline_for(args):
-    """Load the detector and the recognizer of `args` -> app.core.pipeline.Pipeline."""
-    from app.core.pipeline_spec import load_pipeline
+    """Load the detector and the recognizer of `args` -> app.core.reading.pipeline.Pipeline."""
+    from app.core.reading.spec import load_pipeline
 
     return load_pipeline(spec_for(args))
 

@@ -7,7 +7,7 @@
     hayai-desktop eval [--model ...] [--detector ...] [--imgsz PX] [--conf S] PAGES_FOLDER
         whole pages through the app's pipeline (detect -> order -> crop -> read): block recall
         and precision at IoU >= --iou (0.5), CER of the matched blocks, and the end-to-end CER
-        that counts missed blocks as unread (app/core/evaluation.py). Each page has a truth file
+        that counts missed blocks as unread (app/core/reading/evaluation.py). Each page has a truth file
         beside it: {"image": "page.png", "blocks": [{"box": [x0, y0, x1, y1], "text": ...,
         "kind": "bubble" | "text"}]}, the format tools/synth writes.
 """
@@ -102,7 +102,7 @@ def _percent(value: float) -> str:
 
 
 def run_pages(args) -> int:
-    from app.core.evaluation import evaluate_pages, read_truth_folder
+    from app.core.reading.evaluation import evaluate_pages, read_truth_folder
     from app.ocr.text import normalize
 
     check_detector_options(args)

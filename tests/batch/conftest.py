@@ -96,7 +96,7 @@ def ocr_reference(library, tmp_path_factory) -> dict[str, dict]:
 @pytest.fixture
 def pages_read(monkeypatch) -> list[tuple[str, str]]:
     """(source folder or archive name, page name) of every page the pipeline reads from now on."""
-    from app.core.pipeline import Pipeline
+    from app.core.reading.pipeline import Pipeline
 
     seen = []
     original = Pipeline.process

@@ -14,8 +14,8 @@ from app.core.batch.journal import BatchLog, PartialVolume, is_complete, lock_ou
 from app.core.batch.library import find_volumes
 from app.core.document.types import Block, Page, Project
 from app.core.export import export_json
-from app.core.pipeline import PipelineSettings
-from app.core.pipeline_spec import PipelineSpec
+from app.core.reading.pipeline import PipelineSettings
+from app.core.reading.spec import PipelineSpec
 from app.core.sources.source import open_source
 from app.errors import ImageError, UserError
 

@@ -6,7 +6,7 @@ from argparse import Namespace
 
 from app.commands.common import load_pipeline_for
 from app.core.document.types import Block
-from app.core.pipeline import Pipeline, PipelineSettings
+from app.core.reading.pipeline import Pipeline, PipelineSettings
 from app.ocr.recognizer import load_recognizer
 
 

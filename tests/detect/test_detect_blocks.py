@@ -8,7 +8,7 @@ import pytest
 import torch
 from PIL import Image
 
-from app.core.pipeline import build_blocks
+from app.core.reading.pipeline import build_blocks
 from app.detect import Detection, build_class_map, build_regions, crop, detections_from_result, pad_box
 from app.detect.detector import import_ultralytics
 from app.errors import UserError

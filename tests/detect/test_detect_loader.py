@@ -13,7 +13,7 @@ from app.errors import ModelError, UserError
 
 
 def test_import_is_cheap_and_qt_free():
-    code = ("import sys, app.detect, app.core.pipeline, app.commands.ocr; "
+    code = ("import sys, app.detect, app.core.reading.pipeline, app.commands.ocr; "
             "print([m for m in sys.modules if m.startswith(('ultralytics', 'torch', 'PySide6', 'app.ui'))])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])

@@ -51,7 +51,7 @@ def test_folder_to_json_file(pages_dir, base_args, tmp_path, tiny_detector, tiny
     assert all(p["processed"] and p["error"] is None and p["blocks"] for p in data["pages"])
 
     # the command runs the same pipeline as the app: same blocks, same text
-    from app.core.pipeline import Pipeline, PipelineSettings
+    from app.core.reading.pipeline import Pipeline, PipelineSettings
     from app.core.sources.source import open_source
     from app.ocr import load_recognizer
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from app.core.document.types import Block
-from app.core.pipeline import Pipeline, PipelineProgress, PipelineSettings, build_blocks
+from app.core.reading.pipeline import Pipeline, PipelineProgress, PipelineSettings, build_blocks
 from app.core.sources.source import open_source
 from app.detect import crop
 from app.errors import Cancelled, UserError

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from app.core.pipeline import build_blocks
+from app.core.reading.pipeline import build_blocks
 from app.detect import Detection, reading_order
 from app.detect.blocks import gray_page, is_vertical, pad_box
 from app.detect.direction import writing_direction

@@ -118,8 +118,8 @@ def write_pages(folder, n: int = 3):
 
 
 def truth_of(folder, name: str):
-    """The truth (app.core.evaluation.TruthPage) of page `name` written by write_pages."""
-    from app.core.evaluation import read_truth_folder
+    """The truth (app.core.reading.evaluation.TruthPage) of page `name` written by write_pages."""
+    from app.core.reading.evaluation import read_truth_folder
 
     (page,) = [p for p in read_truth_folder(folder) if p.name == name]
     return page

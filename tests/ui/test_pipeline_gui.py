@@ -6,7 +6,7 @@ from dataclasses import replace
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
-from app.core.evaluation import PagesEvaluation
+from app.core.reading.evaluation import PagesEvaluation
 from app.ocr.text import score
 from app.ui.editor.canvas import Mode
 from tests.ui.conftest import truth_of

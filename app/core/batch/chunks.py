@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.document.types import Page
-from app.core.pipeline import PAGE_ERRORS, error_text
+from app.core.reading.pipeline import PAGE_ERRORS, error_text
 from app.core.sources.images import decode_image
 from app.errors import ImageError
 

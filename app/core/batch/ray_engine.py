@@ -35,7 +35,7 @@ from app.core.batch.chunks import ChunkResult, read_payload
 from app.core.batch.runner import ChunkJob
 from app.core.batch.worker import PageReader, WorkerSetupError
 from app.core.document.types import Page
-from app.core.pipeline_spec import PipelineSpec
+from app.core.reading.spec import PipelineSpec
 from app.errors import UserError
 
 log = logging.getLogger(__name__)

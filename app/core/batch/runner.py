@@ -35,7 +35,7 @@ from app.core.batch.chunks import ChunkResult, chunk_bounds, process_chunk
 from app.core.batch.journal import STATE_DIR, BatchLog, PartialVolume, is_complete, lock_out_dir
 from app.core.batch.library import Volume
 from app.core.document.types import Project
-from app.core.pipeline_spec import PipelineSpec
+from app.core.reading.spec import PipelineSpec
 from app.core.sources.source import open_source
 from app.errors import UserError
 
@@ -115,7 +115,7 @@ class InProcessEngine:
 
     def start(self) -> None:
         if self.pipeline is None:
-            from app.core.pipeline_spec import load_pipeline
+            from app.core.reading.spec import load_pipeline
 
             self.pipeline = load_pipeline(self.spec)
 

@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 
 from app.core.batch.chunks import ChunkPayload, ChunkResult, MemorySource, process_chunk
-from app.core.pipeline_spec import PipelineSpec
+from app.core.reading.spec import PipelineSpec
 from app.errors import UserError
 
 
@@ -45,7 +45,7 @@ class PageReader:
         self.error: str | None = None
         self.pipeline = None
         try:
-            from app.core.pipeline_spec import load_pipeline
+            from app.core.reading.spec import load_pipeline
 
             self.pipeline = load_pipeline(worker_spec(spec, gpus))
         except UserError as exc:

@@ -1,6 +1,6 @@
 """Boxes compared: intersection over union, and the one-to-one matching of two lists of boxes
 (greedy from the highest IoU). Used where a page is read again (app.core.document.edits: a block keeps its
-hand-set place) and where found blocks are scored against truth (app.core.evaluation)."""
+hand-set place) and where found blocks are scored against truth (app.core.reading.evaluation)."""
 from __future__ import annotations
 
 from collections.abc import Sequence

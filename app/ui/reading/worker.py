@@ -197,7 +197,7 @@ class Worker(QObject):
         })
 
     def _pipeline(self, need_detector: bool):
-        from app.core.pipeline import Pipeline, PipelineSettings
+        from app.core.reading.pipeline import Pipeline, PipelineSettings
 
         c = self.config
         settings = PipelineSettings(patches=c.patches, order=c.order, **c.overrides)

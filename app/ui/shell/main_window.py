@@ -2,7 +2,7 @@
 
 Document changes go through undo commands (app.ui.editor.undo) over pure page edits
 (app.core.document.edits); detection and OCR go through the worker (app.ui.reading.worker) which runs
-app.core.pipeline; files go through app.ui.shell.session (app.core.project.files / export).
+app.core.reading.pipeline; files go through app.ui.shell.session (app.core.project.files / export).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ can write it):
     {"image": "page_0000.png",
      "blocks": [{"box": [x0, y0, x1, y1], "text": "...", "kind": "bubble" | "text"}, ...]}
 
-The pages go through the app's own pipeline (detect -> order -> crop -> read, `app.core.pipeline`),
+The pages go through the app's own pipeline (detect -> order -> crop -> read, `app.core.reading.pipeline`),
 then each page's blocks are matched one-to-one to its truth blocks, greedily by IoU, keeping
 pairs with IoU >= `iou_threshold` (0.5). Figures:
 
@@ -130,7 +130,7 @@ class PagesEvaluation:
 def evaluate_pages(pipeline, folder: str | Path, truth: Iterable[TruthPage] | None = None,
                    iou_threshold: float = IOU_THRESHOLD,
                    progress: Callable | None = None, cancel: Callable[[], bool] | None = None) -> PagesEvaluation:
-    """Run `pipeline` (app.core.pipeline.Pipeline) over the truth pages of `folder` and score them."""
+    """Run `pipeline` (app.core.reading.pipeline.Pipeline) over the truth pages of `folder` and score them."""
     from app.core.sources.source import open_source
 
     truth = list(truth if truth is not None else read_truth_folder(folder))

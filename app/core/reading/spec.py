@@ -5,7 +5,7 @@ workers on other machines, where `load_pipeline(spec)` resolves the models in th
 own model store (app.models) and loads them on its device, exactly as `ocr` does here.
 
     spec = PipelineSpec(model="nova", detector="bubbles", settings=PipelineSettings(patches=384))
-    pipeline = load_pipeline(spec)       # app.core.pipeline.Pipeline
+    pipeline = load_pipeline(spec)       # app.core.reading.pipeline.Pipeline
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.core.pipeline import Pipeline, PipelineSettings
+from app.core.reading.pipeline import Pipeline, PipelineSettings
 from app.models.manifest import DEFAULTS
 
 DEFAULT_DETECTOR = DEFAULTS["detector"]
