@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from app.core.document.types import Block, Page, Project  # noqa: E402
-from app.core.export import export_json, export_txt, import_txt  # noqa: E402
+from app.core.exports.json_txt import export_json, export_txt, import_txt  # noqa: E402
 from app.core.project.files import load_project, open_project, save_project  # noqa: E402
 from app.core.sources.source import open_source  # noqa: E402
 

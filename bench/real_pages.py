@@ -25,7 +25,7 @@ order). The annotated text boxes go in as detections of a text detector (kind "t
                                [--letter DIR]
 
 --letter writes the chosen pages (--draw-pages) lettered with the annotators' English, cleaned
-by OpenCV, through the app's export (app.core.rendering): how a page read with a text
+by OpenCV, through the app's export (app.core.exports.translated_pages): how a page read with a text
 detector comes out, each text box widened to its bubble. Only for looking at, never committed.
 
 The data is CC BY-NC: this reads it where it lies and writes nothing of it into the repository.
@@ -286,8 +286,8 @@ def letter_page(out: Path, data: Path, page: dict, order: str) -> Path:
     from dataclasses import replace
 
     from app.core.document.types import Page, Project
+    from app.core.exports.translated_pages import export_translated, translated_options
     from app.core.reading.pipeline import build_blocks
-    from app.core.rendering import export_translated, translated_options
     from app.render.inpaint import load_inpainter
 
     image = Image.open(data / page["image_paths"]["ja"]).convert("RGB")

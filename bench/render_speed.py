@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from PIL import Image  # noqa: E402
 
-from app.core.rendering import RenderOptions, render_blocks  # noqa: E402
+from app.core.exports.translated_pages import RenderOptions, render_blocks  # noqa: E402
 from app.render.inpaint import OpenCVInpainter  # noqa: E402
 from app.render.page import PageRenderer  # noqa: E402
 from app.render.style import TextStyle  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 
 from app import atomic
 from app.core.document.types import Page, Project
-from app.core.export import export_json
+from app.core.exports.json_txt import export_json
 from app.core.project.files import save_project
 from app.core.settings import AppSettings, load_settings, save_settings
 from app.models import store

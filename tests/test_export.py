@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from app.core.document.types import Block, Page, Project
-from app.core.export import (
+from app.core.exports.json_txt import (
     EXPORT_SCHEMA_PATH,
     export_json,
     export_json_data,
@@ -215,7 +215,7 @@ def test_export_to_unwritable_place(project):
 
 
 def test_the_json_export_carries_the_policy_for_text_outside_bubbles(tmp_path, project):
-    from app.core.export_read import project_from_export, read_json_export
+    from app.core.exports.json_read import project_from_export, read_json_export
     from app.errors import UserError
 
     project = replace(project, outside={"caption": "beside", "sfx": "keep"})

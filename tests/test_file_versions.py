@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from app.core.document import edits
-from app.core.export import export_json
-from app.core.export_read import read_json_export
+from app.core.exports.json_read import read_json_export
+from app.core.exports.json_txt import export_json
 from app.core.project.files import load_project, open_project, save_project
 from app.core.project.versioning import FileSchema, upgrade
 from app.core.settings import AppSettings, load_settings, save_settings

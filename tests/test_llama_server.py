@@ -75,10 +75,10 @@ def test_a_volume_is_translated_with_bounded_answers(llama_server):
 
 
 def test_the_cli_translates_an_export_end_to_end(llama_server, tmp_path, capsys):
-    from app.core import export
+    from app.core.exports import json_txt
 
     src = tmp_path / "pages.json"  # two pages: the command's reporting, not the model, is what is checked
-    export.export_json(make_project(str(tmp_path / "vol"), texts=PAGES[:2]), src)
+    json_txt.export_json(make_project(str(tmp_path / "vol"), texts=PAGES[:2]), src)
     out = tmp_path / "out.json"
     code = main(["translate", str(src), "--provider", "openai", "--base-url", llama_server.base_url,
                  "--model", ALIAS, "--to", "en", "--from", "ja", "--out", str(out), "--context-pages", "1"])

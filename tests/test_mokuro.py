@@ -1,4 +1,4 @@
-"""The .mokuro export and import (app.core.mokuro, app.core.sources.mokuro_volume, `hayai-desktop export --format mokuro`).
+"""The .mokuro export and import (app.core.exports.mokuro, app.core.sources.mokuro_volume, `hayai-desktop export --format mokuro`).
 
 The shape is mokuro's (github.com/kha-white/mokuro: mokuro_generator.py writes the volume,
 manga_page_ocr.py the pages; readers take TITLE/VOLUME.mokuro with the images in TITLE/VOLUME/
@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.core import mokuro, mokuro_lines
+from app.core.exports import mokuro, mokuro_lines
 from app.core.project.files import load_project, open_project, save_project
 from app.core.project.paths import find_project_file
 from app.core.sources import mokuro_volume
@@ -328,7 +328,7 @@ def test_the_volume_can_go_beside_its_own_page_folder(tmp_path):
 def test_the_demo_volume_read_by_the_pipeline_round_trips_through_mokuro(tmp_path, capsys):
     """The demo volume as the app reads it (`ocr` with the demo models), exported for mokuro
     readers by `export`, and opened again: the same blocks, text, boxes, directions and order."""
-    from app.core.export_read import read_json_export
+    from app.core.exports.json_read import read_json_export
 
     demo = ROOT / "app" / "resources" / "demo"
     src = copy_demo_pages(tmp_path / "Demo" / "samples")

@@ -12,8 +12,8 @@ from PIL import Image, ImageDraw
 
 from app.cli import main
 from app.core.document.types import Block, Page, Project
+from app.core.exports.translated_pages import RenderOptions, render_blocks
 from app.core.project.files import load_project, save_project
-from app.core.rendering import RenderOptions, render_blocks
 from app.detect import Detection, build_regions
 from app.detect.blocks import gray_page
 from app.errors import UserError

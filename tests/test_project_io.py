@@ -286,7 +286,7 @@ def test_unwritable_target_raises_user_error(tmp_path):
 
 
 def test_document_layer_imports_no_qt():
-    code = ("import sys, app.core.sources.images, app.core.sources.source, app.core.project.files, app.core.export; "
+    code = ("import sys, app.core.sources.images, app.core.sources.source, app.core.project.files, app.core.exports.json_txt; "
             "bad = [m for m in sys.modules if m.startswith(('PySide6', 'app.ui', 'torch'))]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
@@ -295,8 +295,8 @@ def test_document_layer_imports_no_qt():
 def test_styles_and_mask_edits_round_trip_and_old_files_load(tmp_path):
     from dataclasses import replace
 
-    from app.core.export import export_json_data
-    from app.core.export_read import project_from_export
+    from app.core.exports.json_read import project_from_export
+    from app.core.exports.json_txt import export_json_data
     from app.core.project.files import load_project, save_project
     from app.render.strokes import MaskStroke
     from app.render.style import StyleOverride, TextStyle

@@ -1,4 +1,4 @@
-"""The reader page (app.core.reader_page): its structure read back with an HTML parser, and the
+"""The reader page (app.core.exports.reader_page): its structure read back with an HTML parser, and the
 page itself in a real browser (Debian's chromium, when installed) through a harness copy of it
 that measures where the text lands, selects a block's text, turns the translations on and turns
 a page with the keyboard."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import mokuro
+from app.core.exports import mokuro
 from tests.mokuro_data import ROOT, demo_project
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

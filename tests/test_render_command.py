@@ -14,7 +14,7 @@ from PIL import Image
 
 from app.cli import main
 from app.core.document.types import Block, Page, Project
-from app.core.export import export_json
+from app.core.exports.json_txt import export_json
 from app.core.project.files import save_project
 from app.render.strokes import MaskStroke
 from app.render.style import StyleOverride, TextStyle

@@ -9,10 +9,7 @@ import pytest
 
 from app.cli import main
 from app.core.document.types import Block, Page, Project
-from app.core.project.codec import project_to_dict
-from app.core.project.files import load_project, save_project
-from app.core.project.paths import project_path_for
-from app.core.script_table import (
+from app.core.exports.script_table import (
     COLUMNS,
     block_status,
     export_script,
@@ -20,6 +17,9 @@ from app.core.script_table import (
     import_script,
     import_script_text,
 )
+from app.core.project.codec import project_to_dict
+from app.core.project.files import load_project, save_project
+from app.core.project.paths import project_path_for
 from app.errors import UserError
 
 

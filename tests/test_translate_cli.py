@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from app.cli import main
-from app.core.export import EXPORT_SCHEMA_PATH, export_json
+from app.core.exports.json_txt import EXPORT_SCHEMA_PATH, export_json
 from app.core.project.files import load_project, save_project
 from app.core.project.paths import find_project_file
 from tests.llm_server import fake_translate, page_of

@@ -95,7 +95,7 @@ def test_a_key_over_plain_http_to_another_machine_needs_a_yes():
 def test_translate_command_withholds_the_env_key_and_refuses_clear_text(fake_llm, tmp_path, monkeypatch, capsys,
                                                                        no_keyring):
     from app.cli import main
-    from app.core.export import export_json
+    from app.core.exports.json_txt import export_json
     from tests.translate_data import make_project
 
     monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)

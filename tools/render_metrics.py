@@ -71,7 +71,7 @@ def make_case(seed: int, index: int, size=(1024, 1448), noise: bool = True) -> C
 
 def render_case(case: Case, engine, style: TextStyle | None = None, text: str = "translation"):
     """The page through PageRenderer: (RenderedPage, blocks)."""
-    from app.core.rendering import RenderOptions, render_blocks
+    from app.core.exports.translated_pages import RenderOptions, render_blocks
 
     blocks = render_blocks(case.doc, style or TextStyle(), RenderOptions(text=text))
     return PageRenderer(case.page, engine).render(blocks), blocks

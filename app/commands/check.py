@@ -32,7 +32,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     from app.commands.render import load_input
     from app.core.check import check_project
-    from app.core.rendering import RenderOptions
+    from app.core.exports.translated_pages import RenderOptions
     from app.translate.glossary import load_glossary
 
     project = load_input(args.input)

@@ -41,8 +41,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from app.core import export
-    from app.core.export_read import read_json_export
+    from app.core.exports import json_txt
+    from app.core.exports.json_read import read_json_export
     from app.core.translation_eval import evaluate, load_references
 
     target = args.target or "en"
@@ -86,7 +86,7 @@ def run(args) -> int:
             translate_project(project, args, translator=translator)
             if args.save:
                 Path(args.save).mkdir(parents=True, exist_ok=True)
-                export.export_json(project, Path(args.save) / f"{book.title}.json")
+                json_txt.export_json(project, Path(args.save) / f"{book.title}.json")
             return project
     try:
         rows = evaluate(books, translate, target)

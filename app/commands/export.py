@@ -60,7 +60,7 @@ def _format_for(args) -> str:
 def _save_back(input_path: str, series_uuid: str) -> None:
     """Keep the series' UUID in the input's saved project (a source's project, a project file),
     under the project's lock and read again just before, so that no one's edits are written over."""
-    from app.core.export_read import read_json
+    from app.core.exports.json_read import read_json
     from app.core.project.codec import FORMAT
     from app.core.project.files import load_project, save_project
     from app.core.project.lock import ProjectLock
@@ -95,22 +95,22 @@ def _save_back(input_path: str, series_uuid: str) -> None:
 def run(args) -> int:
     from app.commands.common import ProgressLine
     from app.commands.render import load_input
-    from app.core import export, mokuro
+    from app.core.exports import json_txt, mokuro
 
     fmt = _format_for(args)
     project = load_input(args.input)
     bar = ProgressLine(f"export ({fmt})")
     progress = lambda done, total, _name: bar(done, total)  # noqa: E731
     if fmt == "json":
-        export.export_json(project, args.out)
+        json_txt.export_json(project, args.out)
         print(f"wrote {args.out} (json)", file=sys.stderr)
         return 0
     if fmt == "txt":
-        export.export_txt(project, args.out, translations=args.translations)
+        json_txt.export_txt(project, args.out, translations=args.translations)
         print(f"wrote {args.out} (txt)", file=sys.stderr)
         return 0
     if fmt in ("csv", "tsv"):
-        from app.core.script_table import export_script
+        from app.core.exports.script_table import export_script
 
         export_script(project, args.out, fmt)
         print(f"wrote {args.out} ({fmt})", file=sys.stderr)

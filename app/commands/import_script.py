@@ -33,18 +33,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    from app.core.exports.script_table import import_script
     from app.core.project.codec import FORMAT
     from app.core.project.files import load_project, save_project
     from app.core.project.lock import ProjectLock
     from app.core.project.paths import find_project_file
-    from app.core.script_table import import_script
     from app.core.sources.source import resolve_source_path
 
     p = Path(args.input).expanduser()
     if not p.exists():
         raise UserError(f"{args.input}: no such folder, archive, image or project file")
     if p.is_file() and p.suffix.lower() == ".json":
-        from app.core.export_read import read_json
+        from app.core.exports.json_read import read_json
 
         if read_json(p).get("format") != FORMAT:
             raise UserError(f"{p}: a JSON export, not a project. Give the folder or archive whose project "

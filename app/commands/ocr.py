@@ -6,7 +6,7 @@
                       [--imgsz PX] [--conf SCORE] [--translations]
                       [--translate --to LANG [translation options of `translate`]]
 
-Output is what the GUI's export writes (app.core.export): JSON (the documented schema) or TXT.
+Output is what the GUI's export writes (app.core.exports.json_txt): JSON (the documented schema) or TXT.
 - One source: written to --out FILE, or to stdout without --out.
 - Several sources: --out names a directory (created if needed) that receives one file per
   source, `<source name>.<json|txt>`; without --out, TXT goes to stdout one source after another,
@@ -110,12 +110,12 @@ def _plan_outputs(args) -> tuple[str, list[Path | None]]:
 
 
 def _export(project, fmt: str, path: Path, translations: bool) -> None:
-    from app.core import export
+    from app.core.exports import json_txt
 
     if fmt == "json":
-        export.export_json(project, path)
+        json_txt.export_json(project, path)
     else:
-        export.export_txt(project, path, translations=translations)
+        json_txt.export_txt(project, path, translations=translations)
 
 
 def _write(project, fmt: str, out: Path | None, translations: bool, header: str | None) -> None:

@@ -64,7 +64,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def load_input(path: str):
     """The Project that INPUT names (export, project file, source with its saved project, or a
     mokuro volume: a .mokuro file or the folder holding it)."""
-    from app.core.export_read import project_from_export, read_json
+    from app.core.exports.json_read import project_from_export, read_json
     from app.core.project.codec import FORMAT, project_from_dict
     from app.core.project.files import open_project
     from app.core.project.paths import find_project_file
@@ -95,7 +95,7 @@ def _format_for(args) -> str:
 
 def run(args) -> int:
     from app.commands.common import ProgressLine
-    from app.core.rendering import RenderOptions, export_translated, plan_output
+    from app.core.exports.translated_pages import RenderOptions, export_translated, plan_output
     from app.render.fontfind import resolve_font
     from app.render.inpaint import load_inpainter
 

@@ -232,8 +232,8 @@ def _is_export(path: Path) -> bool:
 
 
 def run(args) -> int:
-    from app.core import export
-    from app.core.export_read import read_json_export
+    from app.core.exports import json_txt
+    from app.core.exports.json_read import read_json_export
     from app.core.project.files import open_project, save_project
 
     path = Path(args.input)
@@ -267,14 +267,14 @@ def run(args) -> int:
 
     def write() -> None:
         if out is not None:
-            (export.export_json if fmt == "json" else
-             lambda p, o: export.export_txt(p, o, translations=True))(project, out)
+            (json_txt.export_json if fmt == "json" else
+             lambda p, o: json_txt.export_txt(p, o, translations=True))(project, out)
         elif fmt == "json":
             import json
 
-            sys.stdout.write(json.dumps(export.export_json_data(project), ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(json.dumps(json_txt.export_json_data(project), ensure_ascii=False, indent=2) + "\n")
         else:
-            sys.stdout.write(export.export_txt_text(project, translations=True))
+            sys.stdout.write(json_txt.export_txt_text(project, translations=True))
         sys.stdout.flush()
 
     try:

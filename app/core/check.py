@@ -116,7 +116,7 @@ def check_text(project: Project, glossary: Sequence[GlossaryEntry] = ()) -> list
 def layout_findings(page: Page, image, project: Project, options=None) -> list[Finding]:
     """Blocks of `page` lettered below their minimum size or clipped, as the export letters
     them (the translation text mode)."""
-    from app.core.rendering import RenderOptions, render_blocks
+    from app.core.exports.translated_pages import RenderOptions, render_blocks
     from app.render.page import PageRenderer
 
     options = options or RenderOptions()
@@ -142,7 +142,7 @@ FIT_STATUS = {"clipped": "overflows", "below_min": "below minimum size"}  # a la
 def fit_key(page: Page, project: Project, options=None) -> tuple:
     """What the lettering fit of `page` depends on besides its image: the blocks as the
     renderer takes them (text, box, style, sizes) and the options. Equal keys, equal fit."""
-    from app.core.rendering import RenderOptions, render_blocks
+    from app.core.exports.translated_pages import RenderOptions, render_blocks
 
     options = options or RenderOptions()
     return (tuple(render_blocks(page, project.style, options, project.sizes, project.outside)), options)

@@ -6,7 +6,7 @@ grown by a small margin so that glyphs touching a tight detector box are kept) a
 columns (vertical text) or empty rows (horizontal text). Each strip is one line; its rectangle is
 the strip across and the extent of its ink along it. Strips much thinner than the thickest one
 (ruby beside the text, specks) are left out. The exports that place selectable text over the
-glyphs (app.core.mokuro) read these rectangles. No Qt; numpy + OpenCV.
+glyphs (app.core.exports.mokuro) read these rectangles. No Qt; numpy + OpenCV.
 """
 from __future__ import annotations
 

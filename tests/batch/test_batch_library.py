@@ -13,7 +13,7 @@ from app.core.batch.chunks import ChunkPayload, MemorySource, chunk_bounds, read
 from app.core.batch.journal import BatchLog, PartialVolume, is_complete, lock_out_dir
 from app.core.batch.library import find_volumes
 from app.core.document.types import Block, Page, Project
-from app.core.export import export_json
+from app.core.exports.json_txt import export_json
 from app.core.reading.pipeline import PipelineSettings
 from app.core.reading.spec import PipelineSpec
 from app.core.sources.source import open_source

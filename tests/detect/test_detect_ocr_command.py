@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from app.cli import main
-from app.core.export import EXPORT_SCHEMA_PATH
+from app.core.exports.json_txt import EXPORT_SCHEMA_PATH
 
 
 @pytest.fixture(scope="module")

@@ -391,8 +391,8 @@ def test_a_widened_text_box_is_cleaned_and_lettered_in_its_whole_bubble():
     # the translation across the bubble, wider than the glyphs' column, and never outside it
     from dataclasses import replace
 
+    from app.core.exports.translated_pages import RenderOptions, render_blocks
     from app.core.reading.pipeline import build_blocks
-    from app.core.rendering import RenderOptions, render_blocks
     from app.render.inpaint import OpenCVInpainter
     from app.render.page import PageRenderer
     from app.render.style import TextStyle

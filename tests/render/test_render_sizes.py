@@ -66,8 +66,8 @@ def test_blocks_below_the_minimum_are_named(renderer):
 def test_export_report_and_cli_name_the_blocks_below_minimum(tmp_path, capsys, monkeypatch):
     from app.cli import main
     from app.core.document.types import Block, Page, Project
+    from app.core.exports.translated_pages import export_translated
     from app.core.project.files import load_project, save_project
-    from app.core.rendering import export_translated
 
     monkeypatch.setenv("HAYAI_MODELS_DIR", str(tmp_path / "models"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))

@@ -43,9 +43,9 @@ def test_kinds_show_in_the_block_list(window):
 def test_the_policy_from_the_view_menu_is_undoable_and_the_preview_is_the_export(window, tmp_path, qtbot):
     from PIL import Image
 
+    from app.core.exports.translated_pages import export_translated
     from app.core.project.files import load_project
     from app.core.project.paths import project_path_for
-    from app.core.rendering import export_translated
     from app.render.inpaint import OpenCVInpainter
 
     w, ctl = window, window.render_ctl

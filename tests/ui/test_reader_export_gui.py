@@ -1,9 +1,9 @@
 """File > Export > For mokuro readers / Reader page, and a .mokuro volume opened in the window:
-the GUI writes what `hayai-desktop export` writes (app.core.mokuro), keeps the series' UUID in
+the GUI writes what `hayai-desktop export` writes (app.core.exports.mokuro), keeps the series' UUID in
 the project, and opens a mokuro volume with its blocks."""
 import json
 
-from app.core import mokuro
+from app.core.exports import mokuro
 from app.core.project.files import load_project, save_project
 from app.core.project.paths import find_project_file
 from tests.mokuro_data import copy_demo_pages, demo_project

@@ -45,7 +45,7 @@ def translated(make_window, pages, qtbot):
 
 
 def test_views_show_original_cleaned_translated_and_the_preview_is_the_export(translated, tmp_path, qtbot):
-    from app.core.rendering import export_translated
+    from app.core.exports.translated_pages import export_translated
     from app.render.inpaint import OpenCVInpainter
 
     w = translated

@@ -1,6 +1,6 @@
 """The script as CSV / TSV in the window: File menu items, import as one undoable step."""
+from app.core.exports.script_table import export_script
 from app.core.project.codec import project_to_dict
-from app.core.script_table import export_script
 from tests.ui.test_editing import add_blocks
 
 

@@ -122,7 +122,7 @@ def test_the_lettering_fit_is_the_exports_and_every_status_leads_back_to_its_blo
     import shutil
     from pathlib import Path
 
-    from app.core.rendering import RenderOptions, export_translated
+    from app.core.exports.translated_pages import RenderOptions, export_translated
     from app.render.inpaint import load_inpainter
     from app.render.style import StyleOverride
     from app.ui.common.status_colours import STATUS_COLOURS

@@ -26,7 +26,7 @@ from pathlib import Path
 from app import __version__
 from app.atomic import append_line, read_lines
 from app.core.document.types import Page
-from app.core.export import EXPORT_FORMAT
+from app.core.exports.json_txt import EXPORT_FORMAT
 from app.core.project.codec import page_from_dict, page_to_dict
 from app.errors import UserError
 

@@ -266,7 +266,7 @@ class _Driver:
 
     def restage(self, volume: Volume) -> None:
         """Run the stages again on a volume whose pages are read (its export), and write it."""
-        from app.core.export_read import read_json_export
+        from app.core.exports.json_read import read_json_export
 
         record = self.log.records[volume.key]
         project = read_json_export(volume.export_path(self.options.out_dir))
@@ -284,7 +284,7 @@ class _Driver:
             export.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"{export.parent}: cannot create the folder ({exc.strerror or exc}).") from exc
-        from app.core.export import export_json
+        from app.core.exports.json_txt import export_json
 
         export_json(project, export)
         pages = project.pages

@@ -141,7 +141,7 @@ class Project:
     version: int = 1
     style: TextStyle = field(default_factory=TextStyle)  # the project's lettering style
     glossary: list[GlossaryEntry] = field(default_factory=list)  # the project's own terms
-    # Identity for readers of the .mokuro export (app.core.mokuro): the series' UUID, random once
+    # Identity for readers of the .mokuro export (app.core.exports.mokuro): the series' UUID, random once
     # and kept; the volume's UUID only when the volume came from a .mokuro file ("" = derived
     # from the series' UUID and the volume's name), so that a reader keeps its progress.
     series_uuid: str = ""

@@ -30,7 +30,7 @@ saved before machine translation and translated pages load with them empty / the
 migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
 block, are kept (`extra`) and written back; a file of a newer major version loads read-only
 (`Project.read_only`), and `save_project` refuses to write over it.
-"series_uuid" and "volume_uuid" (the identity the .mokuro export gives readers, app.core.mokuro)
+"series_uuid" and "volume_uuid" (the identity the .mokuro export gives readers, app.core.exports.mokuro)
 are written once set (optional keys within 1.1).
 """
 from __future__ import annotations

@@ -13,8 +13,8 @@ Each kind of file (`FileSchema`: the project file, the JSON export, settings.jso
 - Migrations also move old shapes within a major version forward (`(1, 0) -> (1, 1)`): each
   step takes the file's data and returns it in the next version's shape.
 
-Plain data only (no Qt, no file access): the readers in app.core.project.files, export_read and settings
-call `upgrade` on the JSON they loaded.
+Plain data only (no Qt, no file access): the readers (app.core.project.files,
+app.core.exports.json_read, app.core.settings) call `upgrade` on the JSON they loaded.
 """
 from __future__ import annotations
 

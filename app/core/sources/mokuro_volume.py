@@ -1,7 +1,7 @@
 """Finding and reading .mokuro files (mokuro's volumes): which .mokuro a path names, its JSON
 checked, the folder of its page images, and the project a .mokuro file opens as. Used by
 app.core.sources.source (a mokuro volume opens as its page folder), app.core.project.files (a volume with
-no saved project starts from its .mokuro's blocks) and app.core.mokuro (the export); imports
+no saved project starts from its .mokuro's blocks) and app.core.exports.mokuro (the export); imports
 none of them.
 
 The project of a .mokuro file (`project_from_mokuro`): one block per .mokuro block, in the

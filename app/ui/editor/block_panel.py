@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.document.types import Block, Page
-from app.core.script_table import block_status
+from app.core.exports.script_table import block_status
 from app.ui.common.status_colours import status_brush
 from app.ui.editor.items import PANEL_TEXT_PX, overlay_font
 

@@ -1,5 +1,5 @@
 """File > Export > Translated pages: images, CBZ, PDF, layered PSD, written by
-app.core.rendering.export_translated (what `hayai-desktop render` runs) on a thread-pool
+app.core.exports.translated_pages.export_translated (what `hayai-desktop render` runs) on a thread-pool
 thread, with a progress dialog and Cancel."""
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class PageExporter(QObject):
         engine_name, engines, options = self.ctl.engine_name(), self.ctl._engines, options_for("translated", w.settings)
 
         def work(progress, cancel):
-            from app.core.rendering import export_translated
+            from app.core.exports.translated_pages import export_translated
             from app.render.inpaint import load_inpainter
 
             engine = engines.get(engine_name) or load_inpainter(engine_name)

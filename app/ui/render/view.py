@@ -1,6 +1,6 @@
 """Page views of the main window: original, cleaned, translated; re-lettering as the user types.
 
-The pixels come from app.render.page.PageRenderer through app.core.rendering.render_blocks, the
+The pixels come from app.render.page.PageRenderer through app.core.exports.translated_pages.render_blocks, the
 same code the exports run, so the translated view is the exported page:
 - cleaned: every block cleaned, nothing lettered (`--text none`);
 - translated: the blocks with a translation cleaned and lettered (`--text translation`).
@@ -42,7 +42,7 @@ def options_for(mode: str, settings=None):
     settings) picks hyphenation and, for ja / zh, vertical setting."""
     from dataclasses import replace
 
-    from app.core.rendering import translated_options
+    from app.core.exports.translated_pages import translated_options
 
     options = translated_options(getattr(settings, "translation_target", ""))
     return replace(options, text="none") if mode == "cleaned" else options
@@ -344,7 +344,7 @@ class PageViews(QObject):
         return getattr(self.w.settings, "inpaint", "auto")
 
     def blocks(self, page=None):
-        from app.core.rendering import render_blocks
+        from app.core.exports.translated_pages import render_blocks
 
         page = page or self.w.doc.page(self.w.current)
         project = self.w.doc.project

@@ -150,7 +150,7 @@ class FitChecker(QObject):
                 any(b.translation.strip() for b in p.blocks)]
 
     def _options(self):
-        from app.core.rendering import translated_options
+        from app.core.exports.translated_pages import translated_options
 
         return translated_options(getattr(self.settings(), "translation_target", ""))
 

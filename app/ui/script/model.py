@@ -4,7 +4,7 @@
 Source and Translation cells are editable, each edit one undo step through the window's
 `edit` (app.ui.editor.port.EditorWindow: the same undo commands as the block panel). A page changed anywhere (the canvas,
 the panel, an undo, a translation run) updates its rows. The status is the translation's
-(app.core.script_table.block_status) and, where the lettering does not fit, the fit's
+(app.core.exports.script_table.block_status) and, where the lettering does not fit, the fit's
 ("overflows", "below minimum size": app.ui.script.fit, the export's layout). `ScriptFilter`
 sorts and filters by status, page range and a text.
 """
@@ -14,7 +14,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyMod
 
 from app.core.document import edits
 from app.core.document.types import Block
-from app.core.script_table import block_status
+from app.core.exports.script_table import block_status
 from app.ui.common.status_colours import status_brush
 from app.ui.editor.document_model import DocumentModel
 from app.ui.script.fit import FIT_STATUSES

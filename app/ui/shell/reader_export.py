@@ -1,6 +1,6 @@
 """File > Export > For mokuro readers / Reader page: the volume as mokuro writes it (VOLUME.mokuro,
 the page images, the reader page VOLUME.html) or the reader page alone (one HTML file), written by
-app.core.mokuro (what `hayai-desktop export --format mokuro|reader` runs) on a pool thread,
+app.core.exports.mokuro (what `hayai-desktop export --format mokuro|reader` runs) on a pool thread,
 with a progress dialog and Cancel. The series' UUID the export gives readers is kept in the
 project (saved with it), so a reader keeps its progress when the volume is exported again."""
 from __future__ import annotations
@@ -42,7 +42,7 @@ class ReaderExporter(QObject):
         self.reader_action = menu.addAction("Reader page (one HTML file)…", lambda: self.choose("reader"))
 
     def choose(self, kind: str) -> None:
-        from app.core.mokuro import default_names
+        from app.core.exports.mokuro import default_names
         from app.core.settings import export_folder
 
         w = self.w
@@ -72,7 +72,7 @@ class ReaderExporter(QObject):
         self.out, self.kind = out, kind
 
         def work(progress, cancel):
-            from app.core import mokuro
+            from app.core.exports import mokuro
 
             export = mokuro.export_mokuro if kind == "mokuro" else mokuro.export_reader
             return export(project, out, progress=progress, cancel=cancel)

@@ -2,7 +2,7 @@
 `SessionController(window, recent_menu)` owns the open project's writer state (its lock, its
 journal, why it is read-only, whether restored edits are unsaved) and talks to the window through
 the document model and `SessionWindow`; the work itself is app.core's (sources, project.files,
-export, script_table).
+exports).
 
 Autosave (project.files.save_autosave, atomic) runs a moment after each edit; Save writes the
 project file and discards the autosave. Every committed edit is also appended to the edit
@@ -285,15 +285,15 @@ class SessionController:
 
     # --- export / import ----------------------------------------------------------------------------
     def export_to(self, path: str | Path, fmt: str, scope: str, translations: bool = False) -> Path:
-        """Write the page (scope "page") or volume as JSON or TXT through app.core.export."""
-        from app.core import export
+        """Write the page (scope "page") or volume as JSON or TXT through app.core.exports.json_txt."""
+        from app.core.exports import json_txt
 
         self.w.flush_editors()
         pages = [self.w.current] if scope == "page" else None
         if fmt == "json":
-            export.export_json(self.w.doc.project, Path(path), pages=pages)
+            json_txt.export_json(self.w.doc.project, Path(path), pages=pages)
         else:
-            export.export_txt(self.w.doc.project, Path(path), pages=pages, translations=translations)
+            json_txt.export_txt(self.w.doc.project, Path(path), pages=pages, translations=translations)
         return Path(path)
 
     def export_dialog(self, fmt: str, scope: str, translations: bool) -> None:
@@ -318,7 +318,7 @@ class SessionController:
         """Fill transcriptions or translations from a TXT file as one undoable step.
 
         Returns (pages changed, warnings from the import: unknown pages or blocks, stray lines)."""
-        from app.core.export import import_txt
+        from app.core.exports.json_txt import import_txt
 
         self.w.flush_editors()
         result = import_txt(self.w.doc.project, Path(path), into=into)
@@ -340,7 +340,7 @@ class SessionController:
         """File > Export > Script as CSV / TSV: every block of the volume, one row each."""
         if self.w.doc.project is None:
             return
-        from app.core.script_table import export_script
+        from app.core.exports.script_table import export_script
         from app.core.settings import export_folder
 
         self.w.flush_editors()
@@ -359,7 +359,7 @@ class SessionController:
         """Fill sources and translations from a CSV / TSV script as one undoable step.
 
         Returns (pages changed, the rows that could not be placed)."""
-        from app.core.script_table import import_script
+        from app.core.exports.script_table import import_script
 
         self.w.flush_editors()
         result = import_script(self.w.doc.project, Path(path))

@@ -6,7 +6,7 @@ the .mokuro together with the page images. This module writes the same layout:
 
     OUT/VOLUME.mokuro      the text of every page (below)
     OUT/VOLUME/            the page images, named as `img_path` says (flat: readers match by name)
-    OUT/VOLUME.html        the reader page (app.core.reader_page), when asked for
+    OUT/VOLUME.html        the reader page (app.core.exports.reader_page), when asked for
 
 The .mokuro (all documented in docs/export-format.md):
 
@@ -21,7 +21,7 @@ The .mokuro (all documented in docs/export-format.md):
 readers ignore; blocks come in reading order. `lines` and `lines_coords` are laid out here from
 the block's text and box: the lines (columns of vertical text right to left, rows of horizontal
 text top to bottom) are found in the block's ink when it shows them, else set in the box
-(app.core.mokuro_lines).
+(app.core.exports.mokuro_lines).
 
 UUIDs: the series' UUID is random once, then kept in the project (`Project.series_uuid`); the
 volume's is uuid5(series UUID, volume name) unless the volume came from a .mokuro file (its own
@@ -43,7 +43,7 @@ from pathlib import Path, PurePosixPath
 from app import __version__
 from app.atomic import atomic_open, atomic_write_text
 from app.core.document.types import Block, Page, Project
-from app.core.mokuro_lines import LaidOut, layout_lines, number, quad
+from app.core.exports.mokuro_lines import LaidOut, layout_lines, number, quad
 from app.core.sources.mokuro_volume import MOKURO_SUFFIX
 from app.errors import Cancelled, UserError
 
@@ -280,7 +280,7 @@ def export_mokuro(project: Project, out: str | os.PathLike, title: str | None = 
     When `out/VOLUME/` is the project's own page folder (the .mokuro goes beside the volume, as
     mokuro puts it) its pages stay as they are; a page readers could not show refuses that.
     progress(done, total, page name) after each page; cancel() -> True raises Cancelled."""
-    from app.core import reader_page as reader
+    from app.core.exports import reader_page as reader
 
     d_title, d_volume = default_names(project, out)
     title = _check_name("title", title or d_title)
@@ -333,7 +333,7 @@ def export_reader(project: Project, out: str | os.PathLike, title: str | None = 
     images inside it as data URIs). The same pages and lines as `export_mokuro`."""
     import base64
 
-    from app.core import reader_page as reader
+    from app.core.exports import reader_page as reader
 
     out = Path(out)
     if out.is_dir():

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from app.core.document.types import Block, Page, Project, outside_from
-from app.core.export import EXPORT_FORMAT, EXPORT_MINOR, EXPORT_VERSION
+from app.core.exports.json_txt import EXPORT_FORMAT, EXPORT_MINOR, EXPORT_VERSION
 from app.core.project.versioning import FileSchema, unknown_keys, upgrade
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict

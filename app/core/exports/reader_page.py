@@ -1,6 +1,6 @@
 """The reader page: one HTML file per volume that shows the pages with their text selectable.
 
-Made from the .mokuro data of a volume (app.core.mokuro), so it shows exactly what a mokuro
+Made from the .mokuro data of a volume (app.core.exports.mokuro), so it shows exactly what a mokuro
 reader gets. No network access and no external script: the style and the script are in the
 file; the page images are either beside it (`image_prefix`, the mokuro layout `VOLUME.html` +
 `VOLUME/`) or inside it as data URIs (`images`), so one file is the whole volume.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.document.types import Box
-from app.core.reader_page import char_advance as _advance
+from app.core.exports.reader_page import char_advance as _advance
 
 
 def _weight(text: str) -> float:

@@ -1,7 +1,7 @@
 """Exports of a project (JSON, TXT) and TXT re-import of edited transcriptions or translations.
 
 Formats are documented in docs/export-format.md; the JSON export follows the JSON Schema in
-app/core/export_schema.json (EXPORT_SCHEMA_PATH). Pages are numbered 1..n by their position in
+app/core/exports/export_schema.json (EXPORT_SCHEMA_PATH). Pages are numbered 1..n by their position in
 the whole project (also when only a selection is exported), blocks by their reading order, so a
 TXT file comes back to the right blocks:
 
