@@ -29,7 +29,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from app.core.settings import AppSettings
+from app.core.config.settings import AppSettings
 from app.ui.shell import session
 from app.ui.shell.main_window import MainWindow
 

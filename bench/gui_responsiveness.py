@@ -79,7 +79,7 @@ def main() -> int:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.core.settings import AppSettings
+    from app.core.config.settings import AppSettings
     from app.ui.shell.main_window import MainWindow
     from tests.ui.conftest import write_pages
 

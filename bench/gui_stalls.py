@@ -62,7 +62,7 @@ def pump(app, seconds: float, until=None) -> bool:
 
 
 def bench_open(app, beat, args, tmp: Path) -> list[tuple[float, float]]:
-    from app.core.settings import AppSettings
+    from app.core.config.settings import AppSettings
     from app.ui.shell.main_window import MainWindow
     from tests.ui.conftest import write_pages
 

@@ -36,7 +36,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from app.core.document.types import Block
-from app.core.settings import AppSettings
+from app.core.config.settings import AppSettings
 from app.core import edits
 from app.ui.shell.main_window import MainWindow
 

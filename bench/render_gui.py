@@ -39,8 +39,8 @@ def main() -> int:
     from PIL import Image
     from PySide6.QtWidgets import QApplication
 
+    from app.core.config.settings import AppSettings
     from app.core.project.files import save_project
-    from app.core.settings import AppSettings
     from app.ui.render.view import wait_rendered
     from app.ui.shell.main_window import MainWindow
     from tools.render_metrics import make_case

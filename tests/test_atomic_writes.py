@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from app import atomic
+from app.core.config.settings import AppSettings, load_settings, save_settings
 from app.core.document.types import Page, Project
 from app.core.exports.json_txt import export_json
 from app.core.project.files import save_project
-from app.core.settings import AppSettings, load_settings, save_settings
 from app.models import store
 
 APP = Path(__file__).resolve().parents[1] / "app"
@@ -84,7 +84,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path
 def test_no_other_module_writes_files_its_own_way():
     """os.replace / mkstemp appear in app.atomic only. Two renames are not writes: the store swaps
     a whole imported model folder into place, and a damaged settings file is moved aside."""
-    allowed = {("models/store.py", "os.replace(staging, store)"), ("core/settings.py", "os.replace(path, bad)")}
+    allowed = {("models/store.py", "os.replace(staging, store)"), ("core/config/settings.py", "os.replace(path, bad)")}
     found = []
     for path in sorted(APP.rglob("*.py")):
         rel = path.relative_to(APP).as_posix()

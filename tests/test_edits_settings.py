@@ -1,9 +1,9 @@
-"""Pure page edits (app.core.document.edits) and the typed settings (app.core.settings), without Qt."""
+"""Pure page edits (app.core.document.edits) and the typed settings (app.core.config.settings), without Qt."""
 import pytest
 
+from app.core.config.settings import AppSettings, load_settings, save_settings
 from app.core.document import edits
 from app.core.document.types import Block, Page
-from app.core.settings import AppSettings, load_settings, save_settings
 
 
 def page(n=3):
@@ -64,12 +64,12 @@ def test_a_damaged_settings_file_is_kept_aside_and_said(tmp_path, caplog, text):
     data = text.encode("utf-8", "surrogateescape")  # the last one is not even UTF-8
     path.write_bytes(data)
     (tmp_path / "settings.json.bad").write_text("an older bad file", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="app.core.settings"):
+    with caplog.at_level(logging.WARNING, logger="app.core.config.settings"):
         loaded = load_settings(path)
     assert loaded == AppSettings()
     assert (tmp_path / "settings.json.bad").read_bytes() == data  # the user's file, kept
     assert not path.exists()
-    (record,) = [r for r in caplog.records if r.name == "app.core.settings"]
+    (record,) = [r for r in caplog.records if r.name == "app.core.config.settings"]
     assert record.levelname == "WARNING"
     assert str(path) in record.getMessage() and "settings.json.bad" in record.getMessage()
     save_settings(replace(loaded, patches=512), path)  # the next save writes a good file beside it

@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import pytest
 
+from app.core.config.settings import AppSettings, load_settings, save_settings
 from app.core.document import edits
 from app.core.exports.json_read import read_json_export
 from app.core.exports.json_txt import export_json
 from app.core.project.files import load_project, open_project, save_project
 from app.core.project.versioning import FileSchema, upgrade
-from app.core.settings import AppSettings, load_settings, save_settings
 from app.errors import UserError
 
 _BLOCK_1_0 = {"id": "b1", "order": 1, "kind": "bubble", "box": [1, 2, 30, 40], "polygon": None,

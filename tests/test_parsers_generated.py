@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.core.config.settings import AppSettings, load_settings
 from app.core.document.types import Block, Page, Project
 from app.core.exports.json_read import project_from_export
 from app.core.exports.json_txt import export_json_data, export_txt_text, import_txt_text
 from app.core.project.codec import project_from_dict, project_to_dict
 from app.core.project.files import load_project
-from app.core.settings import AppSettings, load_settings
 from app.errors import UserError
 from app.textfile import decode_text
 from app.translate.base import GlossaryEntry

@@ -118,8 +118,8 @@ def test_server_down_exits_non_zero_with_the_file_written(tmp_path, capsys):
 
 
 def test_the_gui_choice_is_used_when_no_provider_is_given(fake_llm, tmp_path, monkeypatch, capsys, memory_keyring):
-    from app.core.keys import store_key
-    from app.core.settings import AppSettings, save_settings
+    from app.core.config.api_keys import store_key
+    from app.core.config.settings import AppSettings, save_settings
 
     save_settings(AppSettings(translation_provider="openai", translation_base_url=fake_llm.base_url,
                               translation_model="test-model", translation_target="en"))

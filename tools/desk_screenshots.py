@@ -36,8 +36,8 @@ def main(out: Path, theme: str) -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
+    from app.core.config.settings import AppSettings
     from app.core.document.types import Block
-    from app.core.settings import AppSettings
     from app.ui.shell import main as ui_main
     from app.ui.shell import startup
     from app.ui.shell.main_window import MainWindow

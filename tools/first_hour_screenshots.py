@@ -43,7 +43,7 @@ def main(out: Path) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.core.settings import AppSettings
+    from app.core.config.settings import AppSettings
     from app.ui.models.manager import ModelManagerDialog
     from app.ui.shell import main as ui_main
     from app.ui.shell.main_window import MainWindow

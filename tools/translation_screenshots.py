@@ -25,7 +25,7 @@ os.environ["HAYAI_MODELS_DIR"] = str(TMP / "models")
 def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from app.core.settings import AppSettings
+    from app.core.config.settings import AppSettings
     from app.translate.base import GlossaryEntry
     from app.ui.shell import main as ui_main
     from app.ui.shell import startup

@@ -35,7 +35,7 @@ def wait(app, cond, timeout_s=120.0):
 def demo_window(app, pages: Path, size=(1400, 900)):
     """A shown MainWindow with the demo models (what `hayai-desktop --demo` sets up) on `pages`,
     its first page read by them."""
-    from app.core.settings import AppSettings
+    from app.core.config.settings import AppSettings
     from app.ui.shell import startup
     from app.ui.shell.main_window import MainWindow
 
@@ -58,7 +58,7 @@ def demo_window(app, pages: Path, size=(1400, 900)):
 def main(out: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from app.core.settings import AppSettings
+    from app.core.config.settings import AppSettings
     from app.ui.shell import main as ui_main
     from app.ui.shell import startup
     from app.ui.shell.main_window import MainWindow

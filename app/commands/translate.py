@@ -93,7 +93,7 @@ def add_translation_options(p, model_flag: str) -> None:
 
 def translator_settings(args, app=None):
     """TranslatorSettings from the flags, falling back to the GUI's saved choices."""
-    from app.core.settings import load_settings
+    from app.core.config.settings import load_settings
     from app.core.translation import translator_settings_from
 
     app = app or load_settings()
@@ -125,17 +125,17 @@ def translator_settings(args, app=None):
 
 def make_translator_for(settings, trust_unpinned: bool = False, use_env_key: bool = False,
                         allow_insecure_http: bool = False):
-    from app.core import keys
+    from app.core.config import api_keys
     from app.translate import make_translator
 
     key = None
     if settings.provider != "offline":
-        found = keys.find_key(settings.provider, settings.base_url, use_env=use_env_key)
+        found = api_keys.find_key(settings.provider, settings.base_url, use_env=use_env_key)
         if found.withheld:
-            print(f"hayai-desktop: {keys.withheld_message(found, settings.provider, settings.base_url)}",
+            print(f"hayai-desktop: {api_keys.withheld_message(found, settings.provider, settings.base_url)}",
                   file=sys.stderr)
         key = found.key
-        keys.check_transport(settings.provider, settings.base_url, key, allow_insecure_http)
+        api_keys.check_transport(settings.provider, settings.base_url, key, allow_insecure_http)
     return make_translator(settings, key, trust_unpinned=trust_unpinned)
 
 

@@ -127,7 +127,7 @@ def _natural(text: str):
 
 def capabilities_file() -> str:
     """Where what each server + model accepts is remembered (beside settings.json)."""
-    from app.core.settings import config_dir
+    from app.core.config.settings import config_dir
 
     return str(config_dir() / "llm-capabilities.json")
 

@@ -134,7 +134,7 @@ def pages(tmp_path):
 def make_window(qtbot):
     """Build MainWindows wired to the demo models (app/resources/demo: they read the synthetic pages'
     text); each is closed (threads stopped) at teardown."""
-    from app.core.settings import AppSettings
+    from app.core.config.settings import AppSettings
     from app.ui.shell.main_window import MainWindow
 
     made = []

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from app.core.settings import AppSettings, export_folder
+from app.core.config.settings import AppSettings, export_folder
 from app.ui.reading.run_stats import RunStats
 
 ROOT = Path(__file__).resolve().parents[2]

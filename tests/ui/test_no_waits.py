@@ -182,7 +182,7 @@ def test_verify_and_import_stop_on_cancel(qtbot, local_hub, tmp_path, task):
 
 def test_settings_are_written_off_the_gui_thread_and_a_failure_is_said(make_window, tmp_path, monkeypatch, qtbot):
     import app.ui.shell.preferences as ui_settings
-    from app.core.settings import load_settings
+    from app.core.config.settings import load_settings
 
     threads_seen = []
     real = ui_settings.save_settings

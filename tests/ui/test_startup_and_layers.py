@@ -105,7 +105,7 @@ def test_demo_smoke_test_reads_the_samples_and_keeps_user_settings(tmp_path):
 def test_demo_settings_are_its_own(make_window, tmp_path, monkeypatch):
     from argparse import Namespace
 
-    from app.core.settings import AppSettings, load_settings, save_settings
+    from app.core.config.settings import AppSettings, load_settings, save_settings
     from app.ui.shell.startup import DEMO_PATCHES, DEMO_SETTINGS_FILE, demo_paths, startup_settings
 
     config = tmp_path / "config"

@@ -8,7 +8,7 @@ from dataclasses import replace
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.core import keys
+from app.core.config import api_keys
 from app.core.document.types import Block
 from app.core.project.files import load_project
 from app.translate.base import GlossaryEntry
@@ -34,7 +34,7 @@ def choose_backend(w, server, **extra):
 def translating_window(make_window, pages, server, monkeypatch):
     """A window on the pages, every page read, the loopback server chosen with its key in the env."""
     monkeypatch.setenv("OPENAI_API_KEY", server.key)
-    keys.tie_env_key("openai", server.base_url)  # the user's "use $OPENAI_API_KEY for this server"
+    api_keys.tie_env_key("openai", server.base_url)  # the user's "use $OPENAI_API_KEY for this server"
     w = make_window()
     w.session.open_path(pages)
     read_pages(w)
@@ -189,7 +189,7 @@ def session_project_file(w):
 
 
 def test_settings_dialog_tests_the_connection(make_window, fake_llm, qtbot):
-    from app.core import keys
+    from app.core.config import api_keys
     from app.ui.translate.actions import key_state as _key_state
     from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
@@ -216,7 +216,7 @@ def test_settings_dialog_tests_the_connection(make_window, fake_llm, qtbot):
     dialog.preset.setCurrentIndex(dialog.preset.findData("ollama"))
     dialog._apply_preset()
     assert dialog.base_url.text() == "http://localhost:11434/v1" and not dialog.key.isEnabled()
-    assert not keys.find_key("openai", fake_llm.base_url).key  # nothing stored until OK
+    assert not api_keys.find_key("openai", fake_llm.base_url).key  # nothing stored until OK
 
 
 def test_another_source_opened_mid_translation_gets_none_of_it(make_window, pages, fake_llm, qtbot, monkeypatch,
@@ -248,7 +248,7 @@ def test_a_key_over_plain_http_to_another_machine_is_asked_first(make_window, pa
     lan = "http://10.255.255.1:9/v1"  # not this machine: nothing may reach it without a yes
     w.update_settings(translation_provider="openai", translation_preset="custom", translation_base_url=lan,
                       translation_model="m", translation_target="en")
-    keys.store_key("openai", lan, "sk-lan-secret")
+    api_keys.store_key("openai", lan, "sk-lan-secret")
     w.questions.answers["insecure_key"] = False
     assert w.translation.translate_current() == 0  # refused: no request made
     assert "Nothing was sent to http://10.255.255.1:9/v1" in w.notice.label.text()
@@ -262,7 +262,7 @@ def test_a_key_over_plain_http_to_another_machine_is_asked_first(make_window, pa
     # loopback and https need no question; an environment key is withheld from this URL
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     choose_backend(w, fake_llm)
-    keys.tie_env_key("openai", fake_llm.base_url, tied=False)
+    api_keys.tie_env_key("openai", fake_llm.base_url, tied=False)
     from app.ui.translate.actions import key_state as _key_state
 
     assert "$OPENAI_API_KEY is set but goes only to api.openai.com" in _key_state("openai", fake_llm.base_url)

@@ -14,7 +14,7 @@ Each kind of file (`FileSchema`: the project file, the JSON export, settings.jso
   step takes the file's data and returns it in the next version's shape.
 
 Plain data only (no Qt, no file access): the readers (app.core.project.files,
-app.core.exports.json_read, app.core.settings) call `upgrade` on the JSON they loaded.
+app.core.exports.json_read, app.core.config.settings) call `upgrade` on the JSON they loaded.
 """
 from __future__ import annotations
 

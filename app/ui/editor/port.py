@@ -11,7 +11,7 @@ from app.ui.editor.document_model import DocumentModel
 
 class EditorWindow(Protocol):
     doc: DocumentModel  # every document change goes through it (or through `edit`)
-    settings: object  # app.core.settings.AppSettings, read only: changes go through update_settings
+    settings: object  # app.core.config.settings.AppSettings, read only: changes go through update_settings
     current: str  # the page shown ("" when none)
 
     @property

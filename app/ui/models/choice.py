@@ -13,7 +13,7 @@ from app.ui.models import status as model_status
 
 
 class ModelWindow(Protocol):
-    settings: object  # app.core.settings.AppSettings (model, detector, last_dir)
+    settings: object  # app.core.config.settings.AppSettings (model, detector, last_dir)
 
     @property
     def demo(self) -> bool:

@@ -42,7 +42,7 @@ class PageExporter(QObject):
         w = self.w
         if w.doc.project is None:
             return
-        from app.core.settings import export_folder
+        from app.core.config.settings import export_folder
 
         start = str(export_folder(w.settings, w.doc.source))
         stem = Path(w.doc.source).stem + "-translated"

@@ -37,8 +37,8 @@ def package_version(name: str) -> str:
 
 def folders() -> list[tuple[str, Path]]:
     """(what, folder) for the About box: settings, projects and autosaves, models, logs."""
+    from app.core.config.settings import config_dir
     from app.core.project.paths import data_dir
-    from app.core.settings import config_dir
     from app.logs import log_dir
     from app.models.store import models_dir
 

@@ -39,7 +39,7 @@ def leave_for(w, path) -> None:
     samples = samples_folder()
     if not w.demo or (samples is not None and Path(path).resolve() == samples.resolve()):
         return
-    from app.core.settings import load_settings
+    from app.core.config.settings import load_settings
 
     settings, settings_file = w.user_settings or (load_settings(), None)
     _switch(w, settings, settings_file, demo=False)

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.config.settings import AppSettings
 from app.core.document import edits
-from app.core.settings import AppSettings
 from app.ui.common import error_text, log_bridge
 from app.ui.common.dialogs import NoticeBar, Questions
 from app.ui.common.screens import install_dialog_fitter, place_window, scrollable_docks

@@ -1,4 +1,4 @@
-"""Settings adapter for the GUI: the typed AppSettings (app.core.settings), written off the GUI
+"""Settings adapter for the GUI: the typed AppSettings (app.core.config.settings), written off the GUI
 thread by `SettingsWriter`, plus QSettings for window geometry and dock layout only."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 from PySide6.QtCore import QByteArray, QObject, QSettings, QThreadPool, Signal
 from PySide6.QtWidgets import QMainWindow
 
-from app.core.settings import AppSettings, load_settings, save_settings
+from app.core.config.settings import AppSettings, load_settings, save_settings
 from app.ui.common.threads import track_pool
 
 __all__ = ["AppSettings", "SettingsWriter", "load_settings", "save_settings", "restore_geometry", "save_geometry"]
@@ -54,7 +54,7 @@ class SettingsWriter(QObject):
 def _qsettings() -> QSettings:
     import os
 
-    from app.core.settings import config_dir
+    from app.core.config.settings import config_dir
 
     if os.environ.get("HAYAI_DESKTOP_CONFIG_DIR"):  # tests / portable: keep it next to settings.json
         return QSettings(str(config_dir() / "window.ini"), QSettings.Format.IniFormat)

@@ -42,8 +42,8 @@ class ReaderExporter(QObject):
         self.reader_action = menu.addAction("Reader page (one HTML file)…", lambda: self.choose("reader"))
 
     def choose(self, kind: str) -> None:
+        from app.core.config.settings import export_folder
         from app.core.exports.mokuro import default_names
-        from app.core.settings import export_folder
 
         w = self.w
         if w.doc.project is None:

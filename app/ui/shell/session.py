@@ -301,7 +301,7 @@ class SessionController:
             return
         stem = Path(self.w.doc.source).stem + (f"-{Path(self.w.current).stem}" if scope == "page" else "")
         stem += "-translations" if translations else ""
-        from app.core.settings import export_folder
+        from app.core.config.settings import export_folder
 
         start = str(export_folder(self.w.settings, self.w.doc.source) / f"{stem}.{fmt}")
         flt = "JSON (*.json)" if fmt == "json" else "Text (*.txt)"
@@ -340,8 +340,8 @@ class SessionController:
         """File > Export > Script as CSV / TSV: every block of the volume, one row each."""
         if self.w.doc.project is None:
             return
+        from app.core.config.settings import export_folder
         from app.core.exports.script_table import export_script
-        from app.core.settings import export_folder
 
         self.w.flush_editors()
         start = str(export_folder(self.w.settings, self.w.doc.source) / f"{Path(self.w.doc.source).stem}-script.{fmt}")

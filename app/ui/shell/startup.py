@@ -31,7 +31,7 @@ def startup_settings(args):
     the demo recognizer reads best at DEMO_PATCHES. --model / --detector win over both.
     FileNotFoundError when the demo's files are not in this installation.
     """
-    from app.core.settings import config_dir, load_settings
+    from app.core.config.settings import config_dir, load_settings
 
     settings = load_settings()
     settings_file = None

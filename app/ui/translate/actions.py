@@ -55,20 +55,20 @@ def build_actions(ctl) -> SimpleNamespace:
 
 def key_state(provider: str, base_url: str) -> str:
     """Where the key for this server comes from now (never the key itself)."""
-    from app.core import keys
+    from app.core.config import api_keys
 
-    found = keys.find_key(provider, base_url)
+    found = api_keys.find_key(provider, base_url)
     if found.withheld and not found.key:
-        hosts = ", ".join(keys.OWN_HOSTS.get(found.withheld, ())) or "its provider"
+        hosts = ", ".join(api_keys.OWN_HOSTS.get(found.withheld, ())) or "its provider"
         return f"${found.withheld} is set but goes only to {hosts}: type a key for this server, or tick below."
-    keyring_note = ("stored in the system keyring" if keys.keyring_available() else
-                    f"no system keyring here: a key typed above is saved in {keys.key_file()}, readable only by you")
+    keyring_note = ("stored in the system keyring" if api_keys.keyring_available() else
+                    f"no system keyring here: a key typed above is saved in {api_keys.key_file()}, readable only by you")
     if found.where.startswith("env:"):
         return f"Using the key in ${found.where[4:]} (the field above is ignored while it is set)."
     if found.where == "keyring":
         return "A key is stored in the system keyring; type a new one to replace it."
     if found.where == "file":
-        return f"A key is stored in {keys.key_file()} (readable only by you); type a new one to replace it."
-    var = keys.env_var_for(provider, base_url)
+        return f"A key is stored in {api_keys.key_file()} (readable only by you); type a new one to replace it."
+    var = api_keys.env_var_for(provider, base_url)
     env = f" or set ${var}" if var else ""
     return f"No key yet: type one{env} ({keyring_note}). Local servers need none."

@@ -77,7 +77,7 @@ class TranslationController(QObject):
     # --- settings and glossary --------------------------------------------------------------
     def open_settings(self) -> bool:
         """The settings dialog; True when the user pressed OK."""
-        from app.core import keys
+        from app.core.config import api_keys
         from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
         dialog = TranslationSettingsDialog(self.w.settings, _key_state, self._parent_widget())
@@ -94,7 +94,7 @@ class TranslationController(QObject):
                 values, key = dialog.values(), dialog.typed_key()
                 tied = dialog.tied_env()
                 if ok and tied is not None:
-                    keys.tie_env_key(values["translation_provider"], values["translation_base_url"], tied)
+                    api_keys.tie_env_key(values["translation_provider"], values["translation_base_url"], tied)
         finally:
             self.probe_finished.disconnect(self._show_probe)
             self._dialog = None
@@ -102,24 +102,24 @@ class TranslationController(QObject):
             return False
         self.w.update_settings(**values)
         if key:
-            where = keys.store_key(values["translation_provider"], values["translation_base_url"], key)
+            where = api_keys.store_key(values["translation_provider"], values["translation_base_url"], key)
             if where == "file":
                 self.w.show_notice("warning", f"No system keyring is available: the API key was saved in "
-                                   f"{keys.key_file()}, readable only by you.")
+                                   f"{api_keys.key_file()}, readable only by you.")
         self.host.worker.close_translator() if not self.host.busy() else None
         return True
 
     def key_may_go(self, settings, key: str | None = None) -> bool:
         """A key is never sent in clear to another machine without the user's yes (asked once per
-        server while the app runs; app.core.keys.check_transport)."""
-        from app.core import keys
+        server while the app runs; app.core.config.api_keys.check_transport)."""
+        from app.core.config import api_keys
         from app.translate.base import server_label
 
         if settings.provider == "offline":
             return True
         if key is None:
-            key = keys.find_key(settings.provider, settings.base_url).key
-        if not keys.insecure_url(settings.provider, settings.base_url, key):
+            key = api_keys.find_key(settings.provider, settings.base_url).key
+        if not api_keys.insecure_url(settings.provider, settings.base_url, key):
             return True
         server = server_label(settings.base_url)
         if server in self._insecure_ok:

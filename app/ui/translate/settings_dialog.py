@@ -198,7 +198,7 @@ class TranslationSettingsDialog(QDialog):
 
     def translator_settings(self):
         """TranslatorSettings for "Test connection" with what the dialog shows now."""
-        from app.core.settings import AppSettings
+        from app.core.config.settings import AppSettings
         from app.core.translation import translator_settings_from
 
         return translator_settings_from(replace(AppSettings(), **self.values()))
@@ -222,15 +222,15 @@ class TranslationSettingsDialog(QDialog):
         self.key.setEnabled(provider != "offline" and not (openai and PRESETS_BY_NAME.get(
             self.preset.currentData(), PRESETS[0]).local))
         self.model.lineEdit().setPlaceholderText("" if openai else "default: the store's model for the languages")
-        from app.core import keys
+        from app.core.config import api_keys
 
         url = self.base_url.text().strip()
-        var = keys.env_var_for(provider, url) if provider != "offline" else ""
-        own = bool(var) and keys.is_own_host(var, provider, url)
+        var = api_keys.env_var_for(provider, url) if provider != "offline" else ""
+        own = bool(var) and api_keys.is_own_host(var, provider, url)
         self.tie_env.setVisible(bool(var) and bool(os.environ.get(var, "").strip()) and not own)
         self.tie_env.setText(f"Send ${var} to this server too")
         self.tie_env.blockSignals(True)
-        self.tie_env.setChecked(bool(var) and not own and keys.env_key_allowed(provider, url))
+        self.tie_env.setChecked(bool(var) and not own and api_keys.env_key_allowed(provider, url))
         self.tie_env.blockSignals(False)
         self._update_hint()
 

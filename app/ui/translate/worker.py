@@ -67,7 +67,7 @@ class TranslateWorker(QObject):
         self.finished.emit(req.req_id, status)
 
     def _translator_for(self, settings, key: str | None):
-        from app.core.keys import find_key
+        from app.core.config.api_keys import find_key
         from app.translate import make_translator
 
         if key is None and settings.provider != "offline":
@@ -80,7 +80,7 @@ class TranslateWorker(QObject):
         return self._translator
 
     def _probe(self, req: TranslateRequest) -> None:
-        from app.core.keys import find_key
+        from app.core.config.api_keys import find_key
         from app.translate import make_translator, probe
 
         key = req.key

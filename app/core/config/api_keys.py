@@ -30,7 +30,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from app.atomic import atomic_write_json
-from app.core.settings import config_dir
+from app.core.config.settings import config_dir
 from app.errors import UserError
 from app.translate.base import server_label
 from app.translate.presets import DEFAULT_URL, PRESETS, preset_for_url
