@@ -4,7 +4,7 @@
    volume of synthetic manga pages (tools.synth text: the truth of --pages pages). Tokens are the
    server's `usage` (the tokenizer-free estimate in tests/llm_server.py, the same rule as
    app.translate.contract.estimate_tokens).
-2. Time per page through the stage (app.core.translation + the OpenAI-compatible backend +
+2. Time per page through the stage (app.core.translation.run + the OpenAI-compatible backend +
    the `openai` client) against the loopback server, and the same requests sent by a bare
    HTTP client (urllib, one POST of the same JSON body): the ratio is the stage's overhead over
    the cheapest possible request.
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.document.types import Block, Page, Project  # noqa: E402
-from app.core.translation import TranslateOptions, translate_pages  # noqa: E402
+from app.core.translation.run import TranslateOptions, translate_pages  # noqa: E402
 from app.translate import TranslatorSettings, make_translator  # noqa: E402
 from tests.llm_server import FakeLLM  # noqa: E402
 

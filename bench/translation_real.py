@@ -7,7 +7,7 @@ The server and model come from `make llama-server` (tools/llama_server.py). The 
 Japanese of the first pages of the OpenMantra development books (../shared/openmantra-dev, read
 here only; CC BY-NC 4.0, never copied into the repository); without it, the tests' small pages.
 Each run starts a fresh server (an empty cache), then translates the pages one request each
-through the app's own stage (app.core.translation) and backend, as `hayai-desktop translate`
+through the app's own stage (app.core.translation.run) and backend, as `hayai-desktop translate`
 does. Figures per page come from the server's own timings (prompt_n / cache_n) as the backend
 reads them, and the cached share is cache_n / (prompt_n + cache_n).
 """
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.document.types import Block, Page, Project  # noqa: E402
-from app.core.translation import TranslateOptions, translate_pages  # noqa: E402
+from app.core.translation.run import TranslateOptions, translate_pages  # noqa: E402
 from app.translate import TranslatorSettings  # noqa: E402
 from app.translate.capabilities import CapabilityStore  # noqa: E402
 from app.translate.openai_backend import OpenAITranslator  # noqa: E402

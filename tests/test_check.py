@@ -1,4 +1,4 @@
-"""The consistency check (app.core.check) and `hayai-desktop check`: lines translated
+"""The consistency check (app.core.translation.consistency) and `hayai-desktop check`: lines translated
 differently, names not used, untranslated answers, lettering below the minimum size or
 clipped (from the same layout the export letters), the rows in page and reading order, exit 1
 when anything is found and 0 when nothing is."""
@@ -7,9 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.cli import main
-from app.core.check import check_project, check_text
 from app.core.document.types import Block, Page, Project
 from app.core.project.files import save_project
+from app.core.translation.consistency import check_project, check_text
 from app.render.style import StyleOverride
 from app.translate import GlossaryEntry
 from app.translate.memory import Character, StoryMemory

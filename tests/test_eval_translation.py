@@ -1,4 +1,4 @@
-"""`hayai-desktop eval-translation` (app/core/translation_eval.py): corpus chrF, BLEU and name
+"""`hayai-desktop eval-translation` (app/core/translation/evaluation.py): corpus chrF, BLEU and name
 accuracy of a volume with known reference translations, in the OpenMantra annotation format.
 A server that answers with the references scores 100; one that copies the source back scores
 near 0 (its answers look untranslated and are not used). A small annotation is written here;
@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.core.translation_eval import load_references, name_hits, reference_names
+from app.core.translation.evaluation import load_references, name_hits, reference_names
 from tests.conftest import shared_dir
 
 BOOKS = [

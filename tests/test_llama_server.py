@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from app.cli import main
-from app.core.translation import TranslateOptions, translate_pages
+from app.core.translation.run import TranslateOptions, translate_pages
 from app.errors import Cancelled
 from app.translate import Segment, TranslationError, TranslatorSettings
 from app.translate.capabilities import CapabilityStore

@@ -14,7 +14,8 @@ from app.core.document.edits import approve_translation, set_translation
 from app.core.document.types import Project
 from app.core.project.files import load_project, save_project
 from app.core.project.paths import find_project_file
-from app.core.series import (
+from app.core.translation.run import translate_pages
+from app.core.translation.series import (
     SERIES_FILE,
     Series,
     find_series_file,
@@ -23,8 +24,7 @@ from app.core.series import (
     save_series,
     start_volume,
 )
-from app.core.tm import LABEL, TranslationMemory, approved_pairs, memory_of
-from app.core.translation import translate_pages
+from app.core.translation.translation_memory import LABEL, TranslationMemory, approved_pairs, memory_of
 from app.errors import UserError
 from app.render.style import TextStyle
 from app.translate import GlossaryEntry, TranslatorSettings, make_translator
@@ -221,7 +221,7 @@ def test_a_volume_that_knows_things_is_not_overwritten(tmp_path):
 
 
 def test_replacing_the_users_translations_asks_the_model_not_the_memory(fake_llm):
-    from app.core.translation import TranslateOptions
+    from app.core.translation.run import TranslateOptions
 
     project = make_project()
     project.pages[0] = set_translation(project.pages[0], "b1", "My own line")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.core.translation import TranslateOptions, translate_pages
+from app.core.translation.run import TranslateOptions, translate_pages
 from app.translate import Segment, TranslatorSettings
 from app.translate.capabilities import CapabilityStore
 from app.translate.memory import Character, StoryMemory

@@ -1,4 +1,4 @@
-"""The translation stage (app.core.translation) over a project, with the loopback server:
+"""The translation stage (app.core.translation.run) over a project, with the loopback server:
 page by page results, context from the previous pages, per-page glossary, resume, hand edits
 kept, errors reported per page, a fatal error ending the run, cancel."""
 import json
@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from app.core.document.edits import set_translation
-from app.core.translation import TranslateOptions, pages_to_translate, translate_pages
+from app.core.translation.run import TranslateOptions, pages_to_translate, translate_pages
 from app.errors import Cancelled
 from app.translate import GlossaryEntry, TranslatorSettings, make_translator
 from tests.llm_server import fake_translate, glossary_of, page_of
@@ -168,7 +168,7 @@ def test_a_translation_edited_while_the_request_ran_is_kept():
 def test_a_selection_sends_only_its_blocks_with_the_rest_of_the_page_as_context(fake_llm, translator):
     """Translate what is selected: one block of page 1 (translated already) and one of page 3;
     the other blocks keep their text, the page's translated blocks go as its nearest context."""
-    from app.core.translation import parse_page_range
+    from app.core.translation.run import parse_page_range
 
     project = make_project()
     run(project, translator, names=["001.png"])

@@ -1,4 +1,4 @@
-"""`hayai-desktop check`: the consistency check of a translated volume (app.core.check).
+"""`hayai-desktop check`: the consistency check of a translated volume (app.core.translation.consistency).
 
     hayai-desktop check INPUT [--glossary FILE] [--no-layout] [--lang LANG]
 
@@ -31,8 +31,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from app.commands.render import load_input
-    from app.core.check import check_project
     from app.core.exports.translated_pages import RenderOptions
+    from app.core.translation.consistency import check_project
     from app.translate.glossary import load_glossary
 
     project = load_input(args.input)

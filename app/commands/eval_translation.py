@@ -43,7 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     from app.core.exports import json_txt
     from app.core.exports.json_read import read_json_export
-    from app.core.translation_eval import evaluate, load_references
+    from app.core.translation.evaluation import evaluate, load_references
 
     target = args.target or "en"
     if args.pages < 0:

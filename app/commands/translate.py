@@ -1,5 +1,5 @@
 """`hayai-desktop translate`: machine translation of a JSON export or of a source's project,
-through the same stage the GUI runs (app.core.translation).
+through the same stage the GUI runs (app.core.translation.run).
 
     hayai-desktop translate INPUT --to LANG [--from LANG] [--provider openai|deepl|offline]
         [--base-url URL] [--model NAME] [--glossary FILE] [--context-pages N]
@@ -94,7 +94,7 @@ def add_translation_options(p, model_flag: str) -> None:
 def translator_settings(args, app=None):
     """TranslatorSettings from the flags, falling back to the GUI's saved choices."""
     from app.core.config.settings import load_settings
-    from app.core.translation import translator_settings_from
+    from app.core.translation.run import translator_settings_from
 
     app = app or load_settings()
     provider = args.provider or app.translation_provider
@@ -155,7 +155,7 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
     each page. `translator`: one made by the caller and kept open for more projects (the
     `batch` command's volumes); by default one is made for this project and closed.
     Returns (blocks translated, blocks not translated)."""
-    from app.core.translation import PageImages, TranslateOptions, parse_page_range, translate_pages
+    from app.core.translation.run import PageImages, TranslateOptions, parse_page_range, translate_pages
 
     stream = stream or sys.stderr
     settings = translator_settings(args)
@@ -286,7 +286,7 @@ def run(args) -> int:
         if lock is not None:
             lock.release()
         if series_file is not None:
-            from app.core.series import learn_from
+            from app.core.translation.series import learn_from
 
             learn_from(series_file, project)
     write()
@@ -296,8 +296,8 @@ def run(args) -> int:
 def _series(project, path: Path, args, save):
     """The series file (--series, else found beside the volume) and the translation memory of
     the run; a new volume takes the series' glossary, memory and style (saved at once)."""
-    from app.core import series as series_files
-    from app.core.tm import memory_of
+    from app.core.translation import series as series_files
+    from app.core.translation.translation_memory import memory_of
 
     found = Path(args.series) if getattr(args, "series", None) else series_files.find_series_file(path)
     if found is None:

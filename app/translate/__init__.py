@@ -1,5 +1,5 @@
 """Machine translation: one interface (`Translator.translate_page`), three backends, the LLM
-contract, context and glossary. No Qt, no app.core: app.core.translation composes it.
+contract, context and glossary. No Qt, no app.core: app.core.translation.run composes it.
 
     base.py            Segment, ContextPage, GlossaryEntry, PageResult, TranslatorSettings, errors
     contract.py        the LLM request/answer contract (docs/translation.md)

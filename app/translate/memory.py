@@ -1,7 +1,7 @@
 """The story memory: who the characters are (their names in the target language and how they
 speak), the terms of the story, and a short summary of the story so far.
 
-Per project (and per series, app.core.series); sent with each page's request within a token
+Per project (and per series, app.core.translation.series); sent with each page's request within a token
 budget and updated from the model's answers: with each page the model may return proposed
 additions (an optional `memory` object in the same JSON), which are merged here, never over
 what the user set (`by_user`). Plain data, no Qt, no app.core.

@@ -12,8 +12,8 @@ from PySide6.QtTest import QTest
 
 from app.core.project.files import load_project
 from app.core.project.paths import find_project_file
-from app.core.series import SERIES_FILE, Series, load_series, save_series
-from app.core.tm import LABEL
+from app.core.translation.series import SERIES_FILE, Series, load_series, save_series
+from app.core.translation.translation_memory import LABEL
 from app.translate.base import GlossaryEntry
 from app.translate.memory import Character, StoryMemory
 from tests.ui.test_translation_gui import read_pages, run_and_wait, translating_window

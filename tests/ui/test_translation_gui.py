@@ -129,7 +129,7 @@ def test_cancel_stops_mid_request_and_keeps_what_arrived(make_window, pages, fak
         rid = w.translation.run_id
         w.slots.action_cancel()  # Esc
         # a page the worker sends after the cancel is dropped, as the reading worker's are
-        from app.core.translation import PageOutcome
+        from app.core.translation.run import PageOutcome
 
         late = w.doc.page("page-002.png")
         w.translation.host.worker.page_translated.emit(rid, PageOutcome(late.name, late, {"b1": "Wait!"},
@@ -254,7 +254,7 @@ def test_a_key_over_plain_http_to_another_machine_is_asked_first(make_window, pa
     assert "Nothing was sent to http://10.255.255.1:9/v1" in w.notice.label.text()
     asked = []
     w.questions.insecure_key = lambda parent, server: asked.append(server) or True
-    from app.core.translation import translator_settings_from
+    from app.core.translation.run import translator_settings_from
 
     settings = translator_settings_from(w.settings)
     assert w.translation.key_may_go(settings) and w.translation.key_may_go(settings)

@@ -76,7 +76,7 @@ class Block:
     # counted, and the next run asks again. "" otherwise.
     machine_flag: str = ""
     # the user accepted the machine translation as it is (one key in the GUI): it enters the
-    # translation memory (app.core.tm) like a translation typed by hand
+    # translation memory (app.core.translation.translation_memory) like a translation typed by hand
     approved: bool = False
     # keys of a newer build's file this build does not know: kept and written back (app.core.project.versioning)
     extra: dict | None = field(default=None, compare=False, repr=False)

@@ -1,13 +1,13 @@
 """The lettering fit of the volume's translated blocks, for the Script view and the block list.
 
 A block "overflows" (its translation does not fit even at the smallest size and is cut to the
-bubble) or is set "below minimum size", as the export letters it: `app.core.check.fit_statuses`,
+bubble) or is set "below minimum size", as the export letters it: `app.core.translation.consistency.fit_statuses`,
 the layout of app.render.page.PageRenderer with the page's harmonised sizes and the translated
 view's options, so what the Script view says is what `hayai-desktop render` / `check` find.
 
 The layout needs the page image, so pages are checked on a one-thread pool, page by page: the
 page shown, and every page with a translation while the Script view is shown. Each page's result
-is kept with its key (`app.core.check.fit_key`: the blocks' text, boxes, styles, the page's
+is kept with its key (`app.core.translation.consistency.fit_key`: the blocks' text, boxes, styles, the page's
 sizes, the options); an edit that changes the key drops the page's result and checks it again,
 so the statuses never describe an older text. Looking a status up is a dict lookup (10,000
 blocks filter at once).
@@ -40,8 +40,11 @@ class _CheckJob(QRunnable):
         self.project, self.options, self.cancel = project, options, cancel
 
     def run(self) -> None:
-        from app.core.check import fit_key, fit_statuses  # the render stack loads here, off the GUI thread
         from app.core.sources.source import open_source
+        from app.core.translation.consistency import (  # the render stack loads here, off the GUI thread
+            fit_key,
+            fit_statuses,
+        )
 
         try:
             try:
@@ -155,7 +158,7 @@ class FitChecker(QObject):
         return translated_options(getattr(self.settings(), "translation_target", ""))
 
     def _key(self, page):
-        from app.core.check import fit_key
+        from app.core.translation.consistency import fit_key
 
         return fit_key(page, self.doc.project, self._options())
 

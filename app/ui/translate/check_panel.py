@@ -1,4 +1,4 @@
-"""The Consistency dock: `app.core.check` over the open volume, one row per finding (page,
+"""The Consistency dock: `app.core.translation.consistency` over the open volume, one row per finding (page,
 block, kind, detail); a click shows the block. The text checks run at once; the lettering
 checks (below the minimum size, clipped) letter the pages as the export does, on a one-thread
 pool, and join the list when done. A new check or another volume drops a late result."""
@@ -35,7 +35,7 @@ class _LayoutJob(QRunnable):
             check_id, project, signals, cancel, options
 
     def run(self) -> None:
-        from app.core.check import check_project
+        from app.core.translation.consistency import check_project
         from app.errors import Cancelled
 
         try:
@@ -56,7 +56,7 @@ class CheckPanel(QWidget):
 
     def __init__(self, doc, parent=None):
         super().__init__(parent)
-        from app.core.check import LABELS
+        from app.core.translation.consistency import LABELS
 
         self.doc = doc
         self.labels = LABELS
@@ -102,8 +102,8 @@ class CheckPanel(QWidget):
 
     def run_check(self, layout: bool | None = None, glossary=(), options=None) -> int:
         """Check the open volume; returns the check's id."""
-        from app.core.check import check_text, sort_findings
         from app.core.document.types import Project
+        from app.core.translation.consistency import check_text, sort_findings
 
         self.clear()
         project = self.doc.project
@@ -123,7 +123,7 @@ class CheckPanel(QWidget):
         return self.check_id
 
     def _on_layout(self, check_id: int, findings, skipped) -> None:
-        from app.core.check import sort_findings
+        from app.core.translation.consistency import sort_findings
 
         if check_id != self.check_id or self.doc.project is None:
             return  # an older check, or another volume

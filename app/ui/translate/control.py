@@ -211,7 +211,7 @@ class TranslationController(QObject):
         return self.start([w.current], retranslate=page.translated or replace_edited, replace_edited=replace_edited)
 
     def translate_all(self) -> int:
-        from app.core.translation import pages_to_translate
+        from app.core.translation.run import pages_to_translate
 
         w = self.w
         if w.doc.project is None:
@@ -261,7 +261,7 @@ class TranslationController(QObject):
     def translate_page_range(self, answer=None) -> int:
         """Translate > Translate pages…: a range of pages (3-7, 1,4,9-12), those not translated
         yet, or all of them again; `answer` (range text, again, replace) skips the dialog."""
-        from app.core.translation import pages_to_translate
+        from app.core.translation.run import pages_to_translate
 
         w = self.w
         if w.doc.project is None or not w.doc.page_names():
@@ -273,7 +273,7 @@ class TranslationController(QObject):
         if answer is None:
             return 0
         text, again, replace_edited = answer
-        from app.core.translation import parse_page_range
+        from app.core.translation.run import parse_page_range
 
         try:
             wanted = [names[n - 1] for n in parse_page_range(text, len(names))]
@@ -320,7 +320,7 @@ class TranslationController(QObject):
         """Translate `names` on the worker (only `blocks`, (page, block id) pairs, when given);
         returns the request id (0 when nothing started)."""
         from app.core.document.types import Project
-        from app.core.translation import TranslateOptions, translator_settings_from
+        from app.core.translation.run import TranslateOptions, translator_settings_from
         from app.translate.glossary import merge
 
         w = self.w
@@ -409,7 +409,7 @@ class TranslationController(QObject):
         if outcome.texts or outcome.untranslated:
             texts, name, rep = dict(outcome.texts), outcome.name, run["replace_edited"]
             echoes = dict(outcome.untranslated)
-            from app.core.tm import LABEL
+            from app.core.translation.translation_memory import LABEL
 
             filled = {k: v for k, v in texts.items()  # from the translation memory: marked so
                       if (b := outcome.page.block(k)) is not None and b.translator == LABEL}

@@ -149,7 +149,7 @@ class MemoryPanel(QWidget):
             table.setItem(row, col, cell)
 
     def _refresh_proposals(self) -> None:
-        from app.core.proposals import proposals
+        from app.core.translation.glossary_proposals import proposals
 
         if self.doc.project is None:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit
 
-from app.core.translation import parse_page_range
+from app.core.translation.run import parse_page_range
 from app.errors import UserError
 
 

@@ -1,6 +1,6 @@
 """Series, translation memory, story memory and the consistency check in the window.
 
-`SeriesControl(window)`: when a volume opens, its series file (app.core.series: beside the
+`SeriesControl(window)`: when a volume opens, its series file (app.core.translation.series: beside the
 volume or up to two folders above, or chosen with Translate > Series file…) is read; a new
 volume takes the series' glossary, memory and style as one undoable step. The translation
 memory (the series' approved translations and the volume's own) fills exact repeats in
@@ -35,7 +35,7 @@ class SeriesControl(QObject):
         super().__init__(w)
         self.w = w
         self.translation = translation
-        self.series = None  # app.core.series.Series of the open volume, or None
+        self.series = None  # app.core.translation.series.Series of the open volume, or None
         self._tm = None
         self._tm_stale = True
         self.memory_panel = MemoryPanel(w.doc, w.undo_stack)
@@ -55,7 +55,7 @@ class SeriesControl(QObject):
 
     # --- the series -------------------------------------------------------------------------
     def _on_project(self) -> None:
-        from app.core.series import find_series_file
+        from app.core.translation.series import find_series_file
 
         self.series = None
         self._tm_stale = True
@@ -69,7 +69,7 @@ class SeriesControl(QObject):
     def use_series(self, path) -> bool:
         """Read the series file at `path` for the open volume (a new volume takes what it knows)."""
         from app.core.document.types import Project
-        from app.core.series import load_series, start_volume
+        from app.core.translation.series import load_series, start_volume
 
         project = self.w.doc.project
         if project is None:
@@ -101,7 +101,7 @@ class SeriesControl(QObject):
         return True
 
     def choose_series(self) -> None:
-        from app.core.series import SERIES_FILE, series_path_for
+        from app.core.translation.series import SERIES_FILE, series_path_for
 
         if self.w.doc.project is None:
             return
@@ -115,7 +115,7 @@ class SeriesControl(QObject):
 
     def learn(self) -> bool:
         """Write what the volume learned to its series file (after each save)."""
-        from app.core.series import learn_from
+        from app.core.translation.series import learn_from
 
         if self.series is None or self.w.doc.project is None or self.series.read_only:
             return False
@@ -134,7 +134,7 @@ class SeriesControl(QObject):
     def memory(self):
         """The translation memory now: the series' approved translations and the volume's own
         (a fresh object: a run on the worker thread keeps its own)."""
-        from app.core.tm import memory_of
+        from app.core.translation.translation_memory import memory_of
 
         if self._tm_stale or self._tm is None:
             project = self.w.doc.project
@@ -143,7 +143,7 @@ class SeriesControl(QObject):
         return self._tm
 
     def run_memory(self):
-        from app.core.tm import TranslationMemory
+        from app.core.translation.translation_memory import TranslationMemory
 
         tm = self.memory()
         return TranslationMemory(tm.pairs()) if tm is not None else None

@@ -199,7 +199,7 @@ class TranslationSettingsDialog(QDialog):
     def translator_settings(self):
         """TranslatorSettings for "Test connection" with what the dialog shows now."""
         from app.core.config.settings import AppSettings
-        from app.core.translation import translator_settings_from
+        from app.core.translation.run import translator_settings_from
 
         return translator_settings_from(replace(AppSettings(), **self.values()))
 

@@ -1,6 +1,6 @@
 """The translation worker: a long-lived QObject on its own QThread (network waits and MarianMT
 never block the OCR worker or the window). It keeps one translator per settings (a MarianMT
-model loads once), reads the API key itself (keyring can be slow), runs app.core.translation
+model loads once), reads the API key itself (keyring can be slow), runs app.core.translation.run
 and reports each page as it is done. Requests carry ids and a cancel Event; `TranslateHost` is the same host as the reading worker's
 (app.ui.common.worker_host).
 """
@@ -27,14 +27,14 @@ class TranslateRequest:
     project: object = None  # a snapshot: app.core.document.types.Project
     names: tuple[str, ...] = ()
     glossary: tuple = ()
-    options: object = None  # app.core.translation.TranslateOptions
+    options: object = None  # app.core.translation.run.TranslateOptions
     key: str | None = None  # a key typed in the dialog and not stored yet (probe only)
-    tm: object = None  # app.core.tm.TranslationMemory of the run (exact repeats filled from it), or None
+    tm: object = None  # app.core.translation.translation_memory.TranslationMemory of the run (exact repeats filled from it), or None
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
 class TranslateWorker(QObject):
-    page_translated = Signal(int, object)  # request id, app.core.translation.PageOutcome
+    page_translated = Signal(int, object)  # request id, app.core.translation.run.PageOutcome
     progressed = Signal(int, object)  # request id, TranslateProgress
     probed = Signal(int, list)  # request id, lines to show
     failed = Signal(int, str)
@@ -93,7 +93,7 @@ class TranslateWorker(QObject):
             translator.close()
 
     def _pages(self, req: TranslateRequest) -> None:
-        from app.core.translation import PageImages, translate_pages
+        from app.core.translation.run import PageImages, translate_pages
 
         translator = self._translator_for(req.settings, None)
         images = PageImages(req.project.source) if req.settings.page_image != "off" else None

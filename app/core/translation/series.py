@@ -1,7 +1,7 @@
 """The series file: what the volumes of one series share.
 
 `.hayai-series.json` holds the series' glossary, story memory, translation memory (approved
-translations with their source, app.core.tm) and default lettering style. It is found beside
+translations with their source, app.core.translation.translation_memory) and default lettering style. It is found beside
 the volume (in the folder that holds the volume's folder or archive) or in a folder up to two
 levels above that, or chosen by the user (`--series FILE`, the GUI's Translate menu).
 
@@ -31,7 +31,7 @@ from filelock import FileLock, Timeout
 from app.atomic import atomic_write_text
 from app.core.document.types import Project
 from app.core.project.versioning import FileSchema, unknown_keys, upgrade, with_unknown
-from app.core.tm import TranslationMemory, approved_pairs
+from app.core.translation.translation_memory import TranslationMemory, approved_pairs
 from app.errors import UserError
 from app.render.style import TextStyle, style_from_dict, style_to_dict
 from app.translate import glossary as glossaries

@@ -2,7 +2,7 @@
 
 A translation is approved when the user wrote it (`Block.translation_edited`: typed, imported,
 or a machine one changed by hand) or accepted a machine one as it is (`Block.approved`: one key
-in the GUI). The series file (app.core.series) keeps them for every volume of a series.
+in the GUI). The series file (app.core.translation.series) keeps them for every volume of a series.
 
 - `exact(source)`: the approved translation of the same line (whitespace and line breaks
   ignored), or None. The translation stage fills such blocks without a request.

@@ -266,7 +266,7 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
     `page_image(name)`: the page's image (PIL) for backends that send it, None when there is
     none. Raises Cancelled when `cancel()` turns True.
 
-    `tm`: a translation memory (app.core.tm.TranslationMemory): blocks whose source it has
+    `tm`: a translation memory (app.core.translation.translation_memory.TranslationMemory): blocks whose source it has
     exactly are filled from it without a request (translator "translation memory"; not when
     `replace_edited`), and its close matches go to the backend as examples when the backend
     takes them."""
@@ -321,7 +321,7 @@ def _with_memory(page: Page, pages: list[Page], index: int, translator: Translat
     memory's close matches as examples, when the backend takes them)."""
     import inspect
 
-    from app.core import tm as memories
+    from app.core.translation import translation_memory as memories
 
     segments = segments_of(page, options)
     # asked to replace the user's own translations: the memory (which holds them) fills nothing

@@ -1,7 +1,7 @@
 """The consistency check of a translated volume: what a reader would notice.
 
 Kinds of finding (one row each, in page and reading order):
-- `inconsistent`: the same source line (whitespace ignored, app.core.tm.normalise) translated
+- `inconsistent`: the same source line (whitespace ignored, app.core.translation.translation_memory.normalise) translated
   differently elsewhere; every block that differs from the line's most frequent translation.
 - `name`: a glossary entry, or a character or term of the story memory with its target, whose
   source occurs in the block while the translation does not use the target.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from app.core.document.types import Block, Page, Project
-from app.core.tm import normalise
+from app.core.translation.translation_memory import normalise
 from app.errors import Cancelled
 from app.translate.base import GlossaryEntry
 
