@@ -5,8 +5,9 @@ import-linter's report of the offending import chain. The second proves the cont
 copy of app/ with one bad import of each sort (Qt in core, a stage importing another stage, the
 model store importing core, translate importing detect, render importing core inside a function,
 a top-level package placed in no layer; inside the window: one feature room importing another,
-common importing the editor, a room placed in no layer, two modules importing each other) the
-contracts report each of them.
+common importing the editor, a room placed in no layer, two modules importing each other; inside
+app.core: the document importing the project files, one room of a layer importing another, a
+module of app.core in no room) the contracts report each of them.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def test_the_app_keeps_its_layer_contracts():
     result = _lint_imports(ROOT)
     report = result.stdout + result.stderr
     assert result.returncode == 0, report
-    assert "Contracts: 4 kept, 0 broken." in report, report
+    assert "Contracts: 5 kept, 0 broken." in report, report
 
 
 BAD_IMPORTS = {
@@ -50,6 +51,9 @@ BAD_IMPORTS = {
     "app/ui/extras.py": "",  # a module of app.ui in no room
     "app/ui/shell/bad_cycle_a.py": "from app.ui.shell import bad_cycle_b\n",  # an import cycle
     "app/ui/shell/bad_cycle_b.py": "from app.ui.shell import bad_cycle_a\n",
+    # inside app.core: its rooms (app/core/bad_qt.py above is also a module of app.core in no room)
+    "app/core/document/bad_upward.py": "def f():\n    from app.core.project import codec\n",
+    "app/core/reading/bad_sibling.py": "from app.core.exports import json_txt\n",  # a room beside it
 }
 
 
@@ -66,17 +70,20 @@ def test_each_kind_of_bad_import_breaks_a_contract(tmp_path):
     result = _lint_imports(copy, {"PYTHONPATH": str(copy)})
     report = result.stdout + result.stderr
     assert result.returncode != 0, report
-    assert "Contracts: 0 kept, 4 broken." in report, report
+    assert "Contracts: 0 kept, 5 broken." in report, report
     for importer, imported in (("app.core.bad_qt", "PySide6"), ("app.detect.bad_sibling", "app.ocr.text"),
                                ("app.models.bad_upward", "app.core.document"),
                                ("app.translate.bad_stage", "app.detect.order"),
                                ("app.render.bad_core", "app.core.document"),
                                ("app.ui.translate.bad_feature", "app.ui.reading.worker"),
                                ("app.ui.render.bad_feature", "app.ui.models.status"),
-                               ("app.ui.common.bad_upward", "app.ui.editor.document_model")):
+                               ("app.ui.common.bad_upward", "app.ui.editor.document_model"),
+                               ("app.core.document.bad_upward", "app.core.project.codec"),
+                               ("app.core.reading.bad_sibling", "app.core.exports.json_txt")):
         assert f"{importer} -> {imported}" in report, (importer, report)
     assert "app.extras" in report, report  # exhaustive: a new package must be given a layer
     assert "app.ui.extras" in report, report  # and a new module of the window a room
+    assert "app.core.bad_qt" in report.split("Rooms of app.core")[-1], report  # and of app.core too
     assert ".bad_cycle_a -> .bad_cycle_b" in report or ".bad_cycle_b -> .bad_cycle_a" in report, report
 
 
