@@ -10,6 +10,8 @@
     hayai-desktop batch ...                               a whole library   (app/commands/batch.py)
     hayai-desktop export ...                              mokuro volume, reader page, JSON, TXT (app/commands/export.py)
     hayai-desktop check ...                               consistency check (app/commands/check.py)
+    hayai-desktop import-script ...                       a script edited in a spreadsheet (app/commands/import_script.py)
+    hayai-desktop eval-translation ...                    translations against references (app/commands/eval_translation.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
