@@ -103,14 +103,14 @@ def _protocol_members(path: Path, *classes: str) -> set[str]:
 
 
 def _window_uses(path: Path) -> set[str]:
-    """The attributes a controller reads of its window: `self.w.X`, and `w.X` where `w = self.w`."""
+    """The attributes a controller reads of its window: `self.window.X`, and `w.X` where `w = self.window`."""
     import ast
 
     used = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Attribute):
             owner = node.value
-            if (isinstance(owner, ast.Attribute) and owner.attr == "w" and isinstance(owner.value, ast.Name)
+            if (isinstance(owner, ast.Attribute) and owner.attr == "window" and isinstance(owner.value, ast.Name)
                     and owner.value.id == "self") or (isinstance(owner, ast.Name) and owner.id == "w"):
                 used.add(node.attr)
     return used

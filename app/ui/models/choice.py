@@ -25,13 +25,13 @@ class ModelWindow(Protocol):
 
 class ModelChoice:
     def __init__(self, window: ModelWindow, model_combo, detector_combo, banner):
-        self.w, self.model_combo, self.detector_combo, self.banner = window, model_combo, detector_combo, banner
+        self.window, self.model_combo, self.detector_combo, self.banner = window, model_combo, detector_combo, banner
         model_combo.activated.connect(lambda _i: self.on_model_combo())
         detector_combo.activated.connect(lambda _i: self.on_detector_combo())
 
     def fill_combos(self) -> None:
         """The installed models and detectors, the current ones selected (after a settings change)."""
-        s = self.w.settings
+        s = self.window.settings
         for combo, choices, current, more in (
                 (self.model_combo, model_status.model_choices(s.model), s.model, "Choose folder…"),
                 (self.detector_combo, model_status.detector_choices(s.detector), s.detector, "Choose .pt file…")):
@@ -46,7 +46,7 @@ class ModelChoice:
     def on_model_combo(self) -> None:
         spec = self.model_combo.currentData()
         if spec:
-            self.w.update_settings(model=spec)
+            self.window.update_settings(model=spec)
             self.update_banner()
         else:
             self.choose_model_folder()
@@ -54,36 +54,36 @@ class ModelChoice:
     def on_detector_combo(self) -> None:
         spec = self.detector_combo.currentData()
         if spec:
-            self.w.update_settings(detector=spec)
+            self.window.update_settings(detector=spec)
             self.update_banner()
         else:
             self.choose_detector()
 
     def choose_model_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self.banner.window(), "Choose an OCR model folder (config.json, "
-                                                  "model.safetensors…)", self.w.settings.last_dir)
+                                                  "model.safetensors…)", self.window.settings.last_dir)
         if folder:
-            self.w.update_settings(model=folder)
+            self.window.update_settings(model=folder)
         self.fill_combos()
         self.update_banner()
 
     def choose_detector(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self.banner.window(), "Choose a detector (ultralytics YOLO .pt)",
-                                              self.w.settings.last_dir, "YOLO model (*.pt)")
+                                              self.window.settings.last_dir, "YOLO model (*.pt)")
         if path:
-            self.w.update_settings(detector=path)
+            self.window.update_settings(detector=path)
         self.fill_combos()
         self.update_banner()
 
     def update_banner(self) -> None:
         """The demo banner, or what is missing with the ways to get it, or nothing."""
-        if self.w.demo:
+        if self.window.demo:
             self.banner.show_message(
                 "demo", "<b>Demo models</b>: they read <i>synthetic</i> sample text only, not real manga. "
                 "For real pages, download Hayai v2.5 Nova and a detector in the model manager.",
                 [("Model manager…", self.open_manager)])
             return
-        missing = model_status.missing_models(self.w.settings.model, self.w.settings.detector)
+        missing = model_status.missing_models(self.window.settings.model, self.window.settings.detector)
         if not missing:
             self.banner.dismiss()
             return
@@ -100,8 +100,8 @@ class ModelChoice:
         from app.ui.models.manager import ModelManagerDialog
 
         dialog = ModelManagerDialog(self.banner.window())
-        dialog.model_chosen.connect(lambda spec: (self.w.update_settings(model=spec), self.fill_combos()))
-        dialog.detector_chosen.connect(lambda spec: (self.w.update_settings(detector=spec), self.fill_combos()))
+        dialog.model_chosen.connect(lambda spec: (self.window.update_settings(model=spec), self.fill_combos()))
+        dialog.detector_chosen.connect(lambda spec: (self.window.update_settings(detector=spec), self.fill_combos()))
         if select:
             dialog.select(select)
         if download:

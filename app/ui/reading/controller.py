@@ -32,7 +32,7 @@ class ReadingController(QObject):
 
     def __init__(self, window: EditorWindow, parent=None):
         super().__init__(parent)
-        self.w = window
+        self.window = window
         self.run_id = 0
         self.run_started = 0.0
         self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.reading.run_stats)
@@ -80,22 +80,22 @@ class ReadingController(QObject):
     # --- requests -------------------------------------------------------------------------------
     def read_box(self, page: str, box) -> None:
         """Read the text in a box drawn on `page`: a new block."""
-        self.host.submit("region", self.w.doc.source, {"page": page}, names=(page,), box=tuple(box))
+        self.host.submit("region", self.window.doc.source, {"page": page}, names=(page,), box=tuple(box))
         self._set_busy(f"Reading the new box on {page}…")
 
     def reread(self, block_ids: list[str], page: str) -> None:
-        blocks = tuple(b for b in self.w.doc.page(page).blocks if b.id in set(block_ids))
+        blocks = tuple(b for b in self.window.doc.page(page).blocks if b.id in set(block_ids))
         if not blocks:
             return
-        self.host.submit("blocks", self.w.doc.source, {"page": page}, names=(page,), blocks=blocks)
+        self.host.submit("blocks", self.window.doc.source, {"page": page}, names=(page,), blocks=blocks)
         self._set_busy(f"Re-reading {len(blocks)} block(s)…")
 
     def run_pages(self, names: list[str]) -> int:
         """Detect + read `names` in the worker; returns the request id (0 when nothing to do)."""
-        doc = self.w.doc
+        doc = self.window.doc
         if not names or not doc.project:
             return 0
-        self.w.flush_editors()
+        self.window.flush_editors()
         rid = self.host.submit("pages", doc.source, {"pages": list(names)}, names=tuple(names))
         self.run_id, self.run_started = rid, time.monotonic()
         self.run_stats = RunStats(len(names))
@@ -105,20 +105,20 @@ class ReadingController(QObject):
         return rid
 
     def _set_busy(self, message: str) -> None:
-        self.w.show_status(message)
+        self.window.show_status(message)
         self.progress.show()
-        self.w.update_cancel()
+        self.window.update_cancel()
 
     # --- results --------------------------------------------------------------------------------
     def _stale(self, req_id: int, page_name: str) -> bool:
         """Cancelled, another source open now, the window closing, or the page gone."""
-        return not self.host.wanted(req_id) or self.w.closing or not self.w.doc.has_page(page_name)
+        return not self.host.wanted(req_id) or self.window.closing or not self.window.doc.has_page(page_name)
 
     def _on_models_loading(self, message: str) -> None:
         self.device_label.setText("Loading models…")
         if not self.host.busy():  # preloading at start-up: the status line stays the user's
             return
-        self.w.show_status(message)
+        self.window.show_status(message)
         self.progress.setRange(0, 0)  # busy indicator
         self.progress.show()
 
@@ -130,63 +130,63 @@ class ReadingController(QObject):
         self.run_stats.progressed(p.pages_done)
         eta = self.run_stats.eta_text(p.pages_done)  # models' loading left out
         blocks = f" · blocks {p.blocks_done}/{p.blocks_total}" if p.blocks_total else ""
-        self.w.show_status(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}")
+        self.window.show_status(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}")
 
     def _on_page_read(self, req_id: int, page) -> None:
         if self._stale(req_id, page.name):
             return
         if req_id == self.run_id:
             self.run_stats.page_read()
-        old = self.w.doc.page(page.name)
+        old = self.window.doc.page(page.name)
         new = replace(old, error=page.error) if page.error else edits.read_again(
             old, replace(page, width=page.width or old.width, height=page.height or old.height))
-        self.w.edit(lambda _p: new, f"read {page.name}", page=page.name)
+        self.window.edit(lambda _p: new, f"read {page.name}", page=page.name)
 
     def _on_region_read(self, req_id: int, page_name: str, block, panels=()) -> None:
         if self._stale(req_id, page_name):
             return
-        doc = self.w.doc
+        doc = self.window.doc
         page = doc.page(page_name)
         order = doc.project.order if doc.project else "rtl"
         new = edits.add_block_in_reading_order(page, block, order, panels or None)
         added = next(b.id for b in new.blocks if b.id not in {old.id for old in page.blocks})
-        self.w.edit(lambda _p: new, "add block", page=page_name)
-        if page_name == self.w.current:
-            self.w.select_block(added)
+        self.window.edit(lambda _p: new, "add block", page=page_name)
+        if page_name == self.window.current:
+            self.window.select_block(added)
 
     def _on_blocks_read(self, req_id: int, page_name: str, blocks) -> None:
         if self._stale(req_id, page_name):
             return
-        page = self.w.doc.page(page_name)
+        page = self.window.doc.page(page_name)
         fresh = [b for b in blocks if (old := page.block(b.id)) is not None and old.box == b.box]
         if fresh:  # a block moved again or deleted since the request: that result is stale
             new = page
             for b in fresh:
                 new = edits.replace_block(new, b)
-            self.w.edit(lambda _p: new, "re-read block", page=page_name)
+            self.window.edit(lambda _p: new, "re-read block", page=page_name)
 
     def _on_failed(self, req_id: int, message: str) -> None:
-        if self.host.wanted(req_id) and not self.w.closing:
-            self.w.record_error(message)
+        if self.host.wanted(req_id) and not self.window.closing:
+            self.window.record_error(message)
             if self.device_label.text() == "Loading models…":
                 self.device_label.setText("Models not loaded")
-            self.w.show_notice("error", message)
+            self.window.show_notice("error", message)
 
     def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
         """From the host's registry, once the worker is done with `req_id` (wanted or not)."""
-        if self.w.closing:
+        if self.window.closing:
             return
         if not self.host.busy():
             self.progress.hide()
-            self.w.update_cancel()
+            self.window.update_cancel()
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if ctx["kind"] == "pages":
             if not ctx.get("quiet"):  # quiet: a run of the source that was open before this one
-                self.w.show_status(self.run_stats.summary(status) if req_id == self.run_id
+                self.window.show_status(self.run_stats.summary(status) if req_id == self.run_id
                                    else f"{done}: {len(ctx['pages'])} page(s)")
             self.run_finished.emit(status)
         elif not ctx.get("quiet"):
-            self.w.show_status(done)
+            self.window.show_status(done)
 
     # --- the device -----------------------------------------------------------------------------
     def _on_models_ready(self, info: dict) -> None:
@@ -195,12 +195,12 @@ class ReadingController(QObject):
         self.device_label.setToolTip(tip)
 
     def _on_device_fell_back(self, message: str) -> None:
-        if not self.w.closing:
-            self.w.show_notice("warning", message)
+        if not self.window.closing:
+            self.window.show_notice("warning", message)
 
     def _on_preloaded(self, reason: str) -> None:
         """The start-up preload ended; on failure the label says so (a request will retry and
         report the error where the user asked for something)."""
-        if reason and not self.w.closing and self.device_label.text() == "Loading models…":
+        if reason and not self.window.closing and self.device_label.text() == "Loading models…":
             self.device_label.setText("Models not loaded")
             self.device_label.setToolTip(reason)

@@ -21,7 +21,7 @@ class SettingsWindow(Protocol):
 
 class ReadingSettings:
     def __init__(self, window: SettingsWindow, parent=None):
-        self.w, self.parent = window, parent
+        self.window, self.parent = window, parent
         self.patches = QComboBox()
         self.patches.setToolTip("Patch budget: more patches read small text better, but slower")
         for p in PATCH_BUDGETS:
@@ -40,7 +40,7 @@ class ReadingSettings:
 
     def sync(self) -> None:
         """Show the current settings in the boxes (after a change of settings)."""
-        s = self.w.settings
+        s = self.window.settings
         budgets = [self.patches.itemData(i) for i in range(self.patches.count())]
         if s.patches not in budgets:
             self.patches.insertItem(self.patches.count() - 1, f"{s.patches} patches", s.patches)
@@ -52,15 +52,15 @@ class ReadingSettings:
     def _on_patches_chosen(self, _index: int) -> None:
         if self.patches.currentData() == -1:  # Custom…
             value, ok = QInputDialog.getInt(self.parent, "Patch budget", "Patches per crop (16 to 4096):",
-                                            self.w.settings.patches, 16, 4096, 16)
+                                            self.window.settings.patches, 16, 4096, 16)
             if ok:
                 if self.patches.findData(value) < 0:
                     self.patches.insertItem(self.patches.count() - 1, f"{value} patches", value)
             else:
-                value = self.w.settings.patches
+                value = self.window.settings.patches
             self.patches.setCurrentIndex(self.patches.findData(value))
         self._store()
 
     def _store(self) -> None:
-        self.w.update_settings(patches=int(self.patches.currentData()), device=self.device.currentData(),
+        self.window.update_settings(patches=int(self.patches.currentData()), device=self.device.currentData(),
                                precision=self.precision.currentData(), order=self.order.currentData())

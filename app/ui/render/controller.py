@@ -36,7 +36,7 @@ class StyleEditor:
     """Connects the Style dock to the selection, the document and the undo stack."""
 
     def __init__(self, window: RenderWindow, controller: PageViews, panel: StylePanel):
-        self.w, self.ctl, self.panel = window, controller, panel
+        self.window, self.ctl, self.panel = window, controller, panel
         panel.changed.connect(self.change)
         panel.reset_requested.connect(self.reset)
         panel.engine_chosen.connect(self.choose_engine)
@@ -47,14 +47,14 @@ class StyleEditor:
         controller.rendered.connect(lambda *_: self.show_selection())
 
     def selection(self) -> list:
-        w = self.w
+        w = self.window
         if w.doc.project is None or not w.current or not w.doc.has_page(w.current):
             return []
         page = w.doc.page(w.current)
         return [b for b in (page.block(i) for i in w.selected_ids()) if b is not None]
 
     def show_selection(self) -> None:
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is None:
             return
         blocks = self.selection()
@@ -81,7 +81,7 @@ class StyleEditor:
         return f"Set at {lay.size} px in {len(lay.lines)} {'column' if lay.vertical else 'line'}(s)."
 
     def change(self, key: str, value) -> None:
-        w = self.w
+        w = self.window
         blocks = self.selection()
         if not blocks:
             self.ctl.push_project_style(style_with(w.doc.project.style, key, value))
@@ -98,10 +98,10 @@ class StyleEditor:
     def reset(self) -> None:
         ids = [b.id for b in self.selection()]
         if ids:
-            self.w.edit(lambda p: edits.set_style(p, ids, None), "reset the text style")
+            self.window.edit(lambda p: edits.set_style(p, ids, None), "reset the text style")
 
     def choose_engine(self, name: str) -> None:
-        self.w.update_settings(inpaint=name)
+        self.window.update_settings(inpaint=name)
         self.ctl.renderer = None  # clean again with the new engine
         self.ctl.refresh()
 
@@ -129,4 +129,4 @@ class RenderController(PageViews):
         """The selected blocks back to their automatic text mask (one undo step each)."""
         for b in self.style_editor.selection():
             if b.mask_edits:
-                self.w.edit(lambda p, bid=b.id: edits.clear_mask_edits(p, bid), "automatic text mask")
+                self.window.edit(lambda p, bid=b.id: edits.clear_mask_edits(p, bid), "automatic text mask")

@@ -23,7 +23,7 @@ class PageExporter(QObject):
 
     def __init__(self, window, controller):
         super().__init__(window)
-        self.w, self.ctl = window, controller
+        self.window, self.ctl = window, controller
         self.signals = ExportSignals(self)
         self.signals.progressed.connect(self._on_progress)
         self.signals.finished.connect(self._on_finished)
@@ -39,7 +39,7 @@ class PageExporter(QObject):
         self.menu = menu
 
     def choose(self, kind: str) -> None:
-        w = self.w
+        w = self.window
         if w.doc.project is None:
             return
         from app.core.config.settings import export_folder
@@ -66,7 +66,7 @@ class PageExporter(QObject):
         """Export every page of the project as `fmt` to `out` in the background."""
         from dataclasses import replace
 
-        w = self.w
+        w = self.window
         w.flush_editors()
         project = replace(w.doc.project, pages=list(w.doc.project.pages))  # a snapshot: edits go on
         self.cancel.clear()
@@ -105,19 +105,19 @@ class PageExporter(QObject):
             note += f"; {len(report.skipped)} page(s) skipped ({report.skipped[0][0]}: {report.skipped[0][1]})"
         if report.below_min:
             note += f"; {report.below_min} block(s) set below their minimum size ({report.below_min_text()})"
-        self.w.show_status(f"Exported {len(report.written)} file(s) to {self.out}{note}.")
+        self.window.show_status(f"Exported {len(report.written)} file(s) to {self.out}{note}.")
         folder = Path(self.out) if self.fmt not in ("cbz", "pdf") else Path(self.out).parent
-        self.w.update_settings(export_dir=str(folder))
+        self.window.update_settings(export_dir=str(folder))
         if report.skipped:
-            self.w.show_notice("warning", f"Export: {len(report.skipped)} page(s) could not be read and were "
+            self.window.show_notice("warning", f"Export: {len(report.skipped)} page(s) could not be read and were "
                                f"skipped: {', '.join(n for n, _ in report.skipped[:5])}")
         self.finished.emit("done")
 
     def _on_failed(self, message: str) -> None:
         self._close()
         if message == "cancelled":
-            self.w.show_status("Export cancelled; files already written were kept.")
+            self.window.show_status("Export cancelled; files already written were kept.")
             self.finished.emit("cancelled")
             return
-        self.w.show_notice("error", f"Export failed: {message}")
+        self.window.show_notice("error", f"Export failed: {message}")
         self.finished.emit("failed")

@@ -32,7 +32,7 @@ def mask_overlay(shape: tuple[int, int], masks) -> QImage:
 class MaskTool(QObject):
     def __init__(self, window, controller):
         super().__init__(window)
-        self.w, self.ctl = window, controller
+        self.window, self.ctl = window, controller
         self.active = False
         self.radius = 8
         self._points: list[QPointF] = []
@@ -49,18 +49,18 @@ class MaskTool(QObject):
 
     def set_active(self, on: bool) -> None:
         self.active = on
-        view = self.w.view
+        view = self.window.view
         view.setDragMode(QGraphicsView.DragMode.NoDrag if on else QGraphicsView.DragMode.ScrollHandDrag)
         view.viewport().setCursor(Qt.CursorShape.CrossCursor if on else Qt.CursorShape.OpenHandCursor)
         if on:
             if self.ctl.mode == "original":
                 self.ctl.set_mode("cleaned")
-            self.w.show_status("Mask brush: paint text to clean; right button or Shift erases (M or Esc to stop).")
+            self.window.show_status("Mask brush: paint text to clean; right button or Shift erases (M or Esc to stop).")
         self.refresh_overlay()
 
     def refresh_overlay(self) -> None:
         renderer = self.ctl.renderer
-        if not self.active or renderer is None or self.ctl._busy or self.ctl.page_name != self.w.current:
+        if not self.active or renderer is None or self.ctl._busy or self.ctl.page_name != self.window.current:
             self._overlay.setVisible(False)
             return
         blocks = self.ctl.blocks()
@@ -70,14 +70,14 @@ class MaskTool(QObject):
 
     # --- painting ----------------------------------------------------------------------------
     def eventFilter(self, obj, event) -> bool:
-        if not self.active or self.w.doc.project is None or not self.w.current:
+        if not self.active or self.window.doc.project is None or not self.window.current:
             return False
         kind = event.type()
         if kind == QEvent.Type.MouseButtonPress:
             self._start(event)
             return True
         if kind == QEvent.Type.MouseMove and self._points:
-            self._points.append(self.w.view.mapToScene(event.position().toPoint()))
+            self._points.append(self.window.view.mapToScene(event.position().toPoint()))
             self._update_item()
             return True
         if kind == QEvent.Type.MouseButtonRelease and self._points:
@@ -88,13 +88,13 @@ class MaskTool(QObject):
     def _start(self, event) -> None:
         self._erase = event.button() == Qt.MouseButton.RightButton or bool(
             event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        self._points = [self.w.view.mapToScene(event.position().toPoint())]
+        self._points = [self.window.view.mapToScene(event.position().toPoint())]
         self._stroke_item = QGraphicsPathItem()
         colour = QColor(40, 120, 255, 140) if self._erase else QColor(230, 40, 40, 140)
         pen = QPen(colour, 2 * self.radius, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin)
         self._stroke_item.setPen(pen)
         self._stroke_item.setZValue(60)
-        self.w.view.scene().addItem(self._stroke_item)
+        self.window.view.scene().addItem(self._stroke_item)
         self._update_item()
 
     def _update_item(self) -> None:
@@ -108,13 +108,13 @@ class MaskTool(QObject):
     def target_block(self, x: float, y: float) -> str | None:
         """The block a stroke starting at (x, y) edits: the selected one if it holds the point,
         else the smallest block holding it."""
-        page = self.w.doc.page(self.w.current)
+        page = self.window.doc.page(self.window.current)
 
         def holds(b):
             x0, y0, x1, y1 = b.box
             return x0 <= x <= x1 and y0 <= y <= y1
 
-        for bid in self.w.selected_ids():
+        for bid in self.window.selected_ids():
             b = page.block(bid)
             if b is not None and holds(b):
                 return bid
@@ -126,12 +126,12 @@ class MaskTool(QObject):
     def _finish(self) -> None:
         points, self._points = self._points, []
         if self._stroke_item is not None:
-            self.w.view.scene().removeItem(self._stroke_item)
+            self.window.view.scene().removeItem(self._stroke_item)
             self._stroke_item = None
         start = points[0]
         block_id = self.target_block(start.x(), start.y())
         if block_id is None:
-            self.w.show_status("Start a mask stroke inside a block's box.")
+            self.window.show_status("Start a mask stroke inside a block's box.")
             return
         stroke = MaskStroke(self._erase, float(self.radius), tuple((round(p.x(), 1), round(p.y(), 1)) for p in points))
         self.apply(block_id, stroke)
@@ -139,4 +139,4 @@ class MaskTool(QObject):
     def apply(self, block_id: str, stroke: MaskStroke) -> None:
         """Add a stroke to a block as an undoable edit (also what a test drives)."""
         what = "erase from the text mask" if stroke.erase else "paint the text mask"
-        self.w.edit(lambda p: edits.add_mask_stroke(p, block_id, stroke), what)
+        self.window.edit(lambda p: edits.add_mask_stroke(p, block_id, stroke), what)

@@ -151,7 +151,7 @@ class PageViews(QObject):
 
     def __init__(self, window, view_mode_action):
         super().__init__(window)
-        self.w = window
+        self.window = window
         self.mode = "original"
         self.renderer = None  # PageRenderer of `self.page_name`
         self.page_name = ""
@@ -217,7 +217,7 @@ class PageViews(QObject):
                 actions[key] = act
         self.sizes_menu = sizes
         sizes.aboutToShow.connect(self.show_sizes)
-        self.w.page_shown.connect(lambda _name: self.show_sizes())
+        self.window.page_shown.connect(lambda _name: self.show_sizes())
         self.select_small = QAction("Select the blocks set below their minimum size", self)
         self.select_small.triggered.connect(self.select_below_min)
         self.show_sizes()
@@ -240,33 +240,33 @@ class PageViews(QObject):
                 self.outside_actions[(kind, policy)] = act
         self.outside_menu = outside
         outside.aboutToShow.connect(self.show_outside)
-        self.w.doc.project_reset.connect(self.show_outside)
-        self.w.doc.project_changed.connect(lambda what: self.show_outside() if what == "outside" else None)
+        self.window.doc.project_reset.connect(self.show_outside)
+        self.window.doc.project_changed.connect(lambda what: self.show_outside() if what == "outside" else None)
         self.show_outside()
 
     def show_outside(self) -> None:
         """Check the project's policies for text outside bubbles."""
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is None:
             return
         for (kind, policy), act in self.outside_actions.items():
             act.setChecked(project.outside.get(kind, "translate") == policy)
 
     def push_project_outside(self, kind: str, policy: str) -> None:
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is not None and project.outside.get(kind) != policy:
-            self.w.undo_stack.push(ProjectOutsideCommand(self, project.outside, {**project.outside, kind: policy}))
+            self.window.undo_stack.push(ProjectOutsideCommand(self, project.outside, {**project.outside, kind: policy}))
 
     def set_project_outside(self, outside: dict) -> None:
         """Called by ProjectOutsideCommand."""
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return
-        self.w.doc.set_outside(outside)  # the menu follows (project_changed)
+        self.window.doc.set_outside(outside)  # the menu follows (project_changed)
         self.style_changed()
 
     def show_sizes(self) -> None:
         """Check the page's and the project's size choices."""
-        w = self.w
+        w = self.window
         project = w.doc.project
         page = w.doc.page(w.current) if project is not None and w.current and w.doc.has_page(w.current) else None
         if project is not None:
@@ -275,22 +275,22 @@ class PageViews(QObject):
 
     def push_page_sizes(self, sizes: str) -> None:
         """The current page's own size harmonisation ("" = as the project), as an undoable edit."""
-        w = self.w
+        w = self.window
         if w.doc.project is None or not w.current or not w.doc.has_page(w.current):
             return
         if (w.doc.page(w.current).sizes or "") != sizes:
             w.edit(lambda p: replace(p, sizes=sizes or None), "change the page's lettering sizes")
 
     def push_project_sizes(self, sizes: str) -> None:
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is not None and sizes != project.sizes:
-            self.w.undo_stack.push(ProjectSizesCommand(self, project.sizes, sizes))
+            self.window.undo_stack.push(ProjectSizesCommand(self, project.sizes, sizes))
 
     def set_project_sizes(self, sizes: str) -> None:
         """Called by ProjectSizesCommand."""
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return
-        self.w.doc.set_sizes(sizes)
+        self.window.doc.set_sizes(sizes)
         self.show_sizes()
         self.style_changed()
 
@@ -304,14 +304,14 @@ class PageViews(QObject):
         """Select the current page's blocks set below their minimum size (canvas and list)."""
         ids = [b.id for b in self.below_min()]
         if not ids:
-            self.w.show_status("No block on this page is set below its minimum size.")
+            self.window.show_status("No block on this page is set below its minimum size.")
             return
-        self.w.view.select_block(ids[0])
+        self.window.view.select_block(ids[0])
         for bid in ids[1:]:
-            item = self.w.view.block_item(bid)
+            item = self.window.view.block_item(bid)
             if item:
                 item.setSelected(True)
-        self.w.panel.select_block(ids[0])
+        self.window.panel.select_block(ids[0])
 
     def _status(self, engine: str) -> str:
         text = f"{MODE_LABELS[self.mode]} page ({engine})."
@@ -332,32 +332,32 @@ class PageViews(QObject):
         if mode == self.mode:
             return
         self.mode = mode
-        view = self.w.view
+        view = self.window.view
         if mode == "original":
-            view.set_overlay(self.w.settings.overlay)
+            view.set_overlay(self.window.settings.overlay)
         elif view.overlay == "text":
             view.set_overlay("boxes")  # the transcription overlay would hide the page's own text
         self.refresh()
 
     # --- rendering --------------------------------------------------------------------------
     def engine_name(self) -> str:
-        return getattr(self.w.settings, "inpaint", "auto")
+        return getattr(self.window.settings, "inpaint", "auto")
 
     def blocks(self, page=None):
         from app.core.exports.translated_pages import render_blocks
 
-        page = page or self.w.doc.page(self.w.current)
-        project = self.w.doc.project
+        page = page or self.window.doc.page(self.window.current)
+        project = self.window.doc.project
         if self._preview is not None and self.mode == "translated":
             bid, text = self._preview  # the translation being typed, lettered as the export would
             page = replace(page, blocks=tuple(replace(b, translation=text) if b.id == bid else b
                                               for b in page.blocks))
-        return render_blocks(page, project.style, options_for(self.mode, self.w.settings), project.sizes,
+        return render_blocks(page, project.style, options_for(self.mode, self.window.settings), project.sizes,
                              project.outside)
 
     def refresh(self) -> None:
         """Show the current page in the current mode (at once when cached, else in the background)."""
-        w = self.w
+        w = self.window
         if self.mode == "original" or not w.current or w.doc.project is None or not w.doc.has_page(w.current):
             self.result = None
             w.view.show_rendered(None)
@@ -385,9 +385,9 @@ class PageViews(QObject):
                                    self._engines, self.renderer, w.settings))
 
     def _on_done(self, req: int, renderer, result) -> None:
-        if req == self._req and self.page_name == self.w.current:
+        if req == self._req and self.page_name == self.window.current:
             self._show(result, 0.0)
-            self.w.show_status(self._status(renderer.engine.name))
+            self.window.show_status(self._status(renderer.engine.name))
             self._pending_renderer = renderer
 
     def _on_warmed(self, req: int) -> None:
@@ -395,7 +395,7 @@ class PageViews(QObject):
         renderer = getattr(self, "_pending_renderer", None)
         self._pending_renderer = None
         if req == self._req and renderer is not None and renderer is not self.renderer \
-                and self.page_name == self.w.current:
+                and self.page_name == self.window.current:
             self.renderer = renderer
         self.idle.emit()
         if self._again:
@@ -404,7 +404,7 @@ class PageViews(QObject):
 
     def _on_failed(self, req: int, message: str) -> None:
         self._busy = False
-        self.w.show_notice("error", f"Rendering failed: {message}")
+        self.window.show_notice("error", f"Rendering failed: {message}")
         self.set_mode("original")
 
     def _show(self, result, seconds: float) -> None:
@@ -412,20 +412,20 @@ class PageViews(QObject):
             return
         self.result = result
         image = result.cleaned if self.mode == "cleaned" else result.final
-        self.w.view.show_rendered(rgb_to_qimage(image))
+        self.window.view.show_rendered(rgb_to_qimage(image))
         self.rendered.emit(self.page_name, self.mode, seconds)
 
     def _on_page_changed(self, name: str) -> None:
-        if name == self.w.current and self.mode != "original":
+        if name == self.window.current and self.mode != "original":
             self._preview = None
             self.refresh()
 
     def _on_project_reset(self) -> None:
         self.renderer, self.page_name, self.result, self._preview = None, "", None, None
-        self.w.view.show_rendered(None)
+        self.window.view.show_rendered(None)
 
     def _on_translation_typed(self) -> None:
-        panel = self.w.panel
+        panel = self.window.panel
         if self.mode != "translated" or not panel.current_id or panel._syncing:
             return
         self._preview = (panel.current_id, panel.translation_edit.toPlainText())
@@ -434,9 +434,9 @@ class PageViews(QObject):
     # --- styles ------------------------------------------------------------------------------
     def set_project_style(self, style: TextStyle) -> None:
         """Called by ProjectStyleCommand: the project's default changed."""
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return
-        self.w.doc.set_style(style)
+        self.window.doc.set_style(style)
         self.style_changed()
 
     def style_changed(self) -> None:
@@ -447,9 +447,9 @@ class PageViews(QObject):
             editor.show_selection()
 
     def push_project_style(self, style: TextStyle) -> None:
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is not None and style != project.style:
-            self.w.undo_stack.push(ProjectStyleCommand(self, project.style, style))
+            self.window.undo_stack.push(ProjectStyleCommand(self, project.style, style))
 
     def layer_of(self, block_id: str):
         """The current render's text layer of a block (None when not lettered or not rendered)."""

@@ -21,7 +21,7 @@ from app.errors import UserError
 class FindBar(QWidget):
     def __init__(self, window, view, parent=None):
         super().__init__(parent)
-        self.w, self.view = window, view
+        self.main_window, self.view = window, view
         self.last: Hit | None = None
         self.find_edit, self.replace_edit = QLineEdit(), QLineEdit()
         self.find_edit.setPlaceholderText("Find in the volume")
@@ -79,7 +79,7 @@ class FindBar(QWidget):
         super().keyPressEvent(event)
 
     def _pattern(self):
-        if not self.find_edit.text() or self.w.doc.project is None:
+        if not self.find_edit.text() or self.main_window.doc.project is None:
             self.result.setText("")
             return None
         try:
@@ -90,11 +90,11 @@ class FindBar(QWidget):
 
     def hits(self) -> list[Hit]:
         pattern = self._pattern()
-        return [] if pattern is None else find_all(self.w.doc.project, pattern, self.where.currentData())
+        return [] if pattern is None else find_all(self.main_window.doc.project, pattern, self.where.currentData())
 
     def step(self, direction: int) -> Hit | None:
         """Go to the next (1) or previous (-1) match, wrapping around the volume."""
-        self.w.flush_editors()
+        self.main_window.flush_editors()
         hits = self.hits()
         if not hits:
             if self.find_edit.text() and not self.result.text().startswith("the regular"):
@@ -107,9 +107,9 @@ class FindBar(QWidget):
             i = 0 if direction > 0 else len(hits) - 1
         self.last = hit = hits[i]
         self.result.setText(f"{i + 1} of {len(hits)}")
-        if hit.page != self.w.current:
-            self.w.show_page(hit.page)
-        self.w.select_block(hit.block_id)
+        if hit.page != self.main_window.current:
+            self.main_window.show_page(hit.page)
+        self.main_window.select_block(hit.block_id)
         self.view.show_block(hit.page, hit.block_id)
         return hit
 
@@ -122,7 +122,7 @@ class FindBar(QWidget):
             return
         text, regex = self.replace_edit.text(), self.regex.isChecked()
         try:
-            self.w.edit(lambda p: replace_in_page(p, pattern, text, hit.field, hit.block_id, regex)[0],
+            self.main_window.edit(lambda p: replace_in_page(p, pattern, text, hit.field, hit.block_id, regex)[0],
                         "replace", page=hit.page)
         except UserError as exc:
             self.result.setText(str(exc))
@@ -132,24 +132,24 @@ class FindBar(QWidget):
 
     def replace_all(self) -> int:
         """Every match in the volume replaced, as one undoable step; returns the count."""
-        self.w.flush_editors()
+        self.main_window.flush_editors()
         pattern = self._pattern()
         if pattern is None:
             return 0
         text, regex, where = self.replace_edit.text(), self.regex.isChecked(), self.where.currentData()
-        pages = list(dict.fromkeys(h.page for h in find_all(self.w.doc.project, pattern, where)))
+        pages = list(dict.fromkeys(h.page for h in find_all(self.main_window.doc.project, pattern, where)))
         total = 0
         try:
-            results = {name: replace_in_page(self.w.doc.page(name), pattern, text, where, None, regex) for name in pages}
+            results = {name: replace_in_page(self.main_window.doc.page(name), pattern, text, where, None, regex) for name in pages}
         except UserError as exc:
             self.result.setText(str(exc))
             return 0
         if results:
-            self.w.undo_stack.beginMacro(f"replace all {self.find_edit.text()!r}")
+            self.main_window.undo_stack.beginMacro(f"replace all {self.find_edit.text()!r}")
             for name, (page, n) in results.items():
                 total += n
-                self.w.edit(lambda _p, new=page: new, "replace", page=name)
-            self.w.undo_stack.endMacro()
+                self.main_window.edit(lambda _p, new=page: new, "replace", page=name)
+            self.main_window.undo_stack.endMacro()
         self.last = None
         self.result.setText(f"Replaced {total} on {len(results)} page(s)" if total else "No match")
         return total

@@ -24,7 +24,7 @@ class ReaderExporter(QObject):
 
     def __init__(self, window):
         super().__init__(window)
-        self.w = window
+        self.window = window
         self.pool = track_pool(QThreadPool(self))
         self.pool.setObjectName("reader-export")
         self.pool.setMaxThreadCount(1)
@@ -45,7 +45,7 @@ class ReaderExporter(QObject):
         from app.core.config.settings import export_folder
         from app.core.exports.mokuro import default_names
 
-        w = self.w
+        w = self.window
         if w.doc.project is None:
             return
         start = export_folder(w.settings, w.doc.source)
@@ -63,7 +63,7 @@ class ReaderExporter(QObject):
     def start(self, kind: str, out: str) -> None:
         """Export the volume for mokuro readers into the folder `out` (kind "mokuro"), or its
         reader page as the one file `out` (kind "reader"), in the background."""
-        w = self.w
+        w = self.window
         w.flush_editors()
         project = replace(w.doc.project, pages=list(w.doc.project.pages), glossary=list(w.doc.project.glossary))
         self.cancel.clear()
@@ -100,7 +100,7 @@ class ReaderExporter(QObject):
         unsaved, else with the next save (and the autosave)."""
         from app.core.project.files import save_project
 
-        w = self.w
+        w = self.window
         project = w.doc.project
         if project is None or not uuid or project.series_uuid == uuid:
             return
@@ -124,17 +124,17 @@ class ReaderExporter(QObject):
         note = ""
         if result.skipped:
             note = f"; {len(result.skipped)} page(s) skipped ({result.skipped[0][0]}: {result.skipped[0][1]})"
-            self.w.show_notice("warning", f"Export: {len(result.skipped)} page(s) could not be read and were "
+            self.window.show_notice("warning", f"Export: {len(result.skipped)} page(s) could not be read and were "
                                f"skipped: {', '.join(n for n, _ in result.skipped[:5])}")
-        self.w.show_status(f"Exported {what} to {self.out}{note}.")
-        self.w.update_settings(export_dir=str(Path(self.out) if self.kind == "mokuro" else Path(self.out).parent))
+        self.window.show_status(f"Exported {what} to {self.out}{note}.")
+        self.window.update_settings(export_dir=str(Path(self.out) if self.kind == "mokuro" else Path(self.out).parent))
         self.finished.emit("done")
 
     def _on_failed(self, message: str) -> None:
         self._close()
         if message == "cancelled":
-            self.w.show_status("Export cancelled; files already written were kept.")
+            self.window.show_status("Export cancelled; files already written were kept.")
             self.finished.emit("cancelled")
             return
-        self.w.show_notice("error", f"Export failed: {message}")
+        self.window.show_notice("error", f"Export failed: {message}")
         self.finished.emit("failed")

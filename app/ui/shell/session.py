@@ -53,7 +53,7 @@ class SessionController:
     """The open project's files: open, save, autosave, journal, lock, export, import."""
 
     def __init__(self, window: SessionWindow, recent_menu):
-        self.w, self.recent_menu = window, recent_menu
+        self.window, self.recent_menu = window, recent_menu
         self.read_only: str | None = None  # why the open project is not saved (another writer, newer file)
         self.lock = None  # app.core.project.lock.ProjectLock of the open project
         self.journal = None  # app.core.project.journal.EditJournal of the open project
@@ -62,15 +62,15 @@ class SessionController:
         window.doc.project_changed.connect(lambda _what: self.journal_fields())
 
     def is_dirty(self) -> bool:
-        return self.w.doc.project is not None and (not self.w.undo_stack.isClean() or self.restored_unsaved)
+        return self.window.doc.project is not None and (not self.window.undo_stack.isClean() or self.restored_unsaved)
 
     # --- opening ------------------------------------------------------------------------------------
     def choose_and_open(self, folder: bool) -> None:
-        start = self.w.settings.last_dir or str(Path.home())
+        start = self.window.settings.last_dir or str(Path.home())
         if folder:
-            path = QFileDialog.getExistingDirectory(self.w, "Open a folder of pages", start)
+            path = QFileDialog.getExistingDirectory(self.window, "Open a folder of pages", start)
         else:
-            path, _ = QFileDialog.getOpenFileName(self.w, "Open an archive of pages or a .mokuro volume", start, ARCHIVE_FILTER)
+            path, _ = QFileDialog.getOpenFileName(self.window, "Open an archive of pages or a .mokuro volume", start, ARCHIVE_FILTER)
         if path:
             self.open_path(path)
 
@@ -78,7 +78,7 @@ class SessionController:
         """Open a folder or archive: its saved project, or the autosave after a crash, or a new one.
         A mokuro volume (a .mokuro file, its folder) opens as its page folder, its blocks from the .mokuro."""
         path = Path(path).expanduser().resolve()
-        if self.w.doc.project is not None and not self._confirm_leave():
+        if self.window.doc.project is not None and not self._confirm_leave():
             return False
         listed = self._list_pages(path)
         if listed is None:
@@ -102,13 +102,13 @@ class SessionController:
             finally:
                 release_source(source)
         except UserError as exc:
-            self.w.show_notice("error", str(exc))
+            self.window.show_notice("error", str(exc))
             return None
         except OSError as exc:
-            self.w.show_notice("error", f"{path}: cannot be opened ({exc.strerror or exc}). Check that it exists.")
+            self.window.show_notice("error", f"{path}: cannot be opened ({exc.strerror or exc}). Check that it exists.")
             return None
         if not names:
-            self.w.show_notice("error", f"{path}: no page images found (png, jpg, webp, … or a CBZ/ZIP of them).")
+            self.window.show_notice("error", f"{path}: no page images found (png, jpg, webp, … or a CBZ/ZIP of them).")
             return None
         return path, names
 
@@ -127,56 +127,56 @@ class SessionController:
         held_by = None if lock.acquire() else lock.message()
         project, restored = None, False
         if held_by is None and recoverable_edits(path):  # only the project's one writer restores
-            if self.w.questions.restore_autosave(self.w, str(path)):
+            if self.window.questions.restore_autosave(self.window, str(path)):
                 try:
                     project = open_project(path, names, project_file=recoverable_autosave(path), replay_journal=True)
                     restored = True
                 except UserError as exc:
-                    self.w.show_notice("error", f"{exc} — the saved project is used instead.")
+                    self.window.show_notice("error", f"{exc} — the saved project is used instead.")
             else:
                 discard_autosave(path)
         if project is None:
             try:
                 project = open_project(path, names)
             except UserError as exc:
-                self.w.show_notice("error", f"{exc} — starting a fresh project; the damaged file is left as it "
+                self.window.show_notice("error", f"{exc} — starting a fresh project; the damaged file is left as it "
                                    "is until you save.")
-                project = Project(source=str(path), pages=[Page(name=n) for n in names], order=self.w.settings.order)
+                project = Project(source=str(path), pages=[Page(name=n) for n in names], order=self.window.settings.order)
         return project, restored, lock, held_by
 
     def _present(self, path: Path, project, restored: bool, lock, held_by) -> None:
         """Make `project` the window's: the writer state, the journal, the pages, recent sources."""
         from app.core.project.paths import in_installation
 
-        self.w.leave_project()  # runs' results dropped, history and page images cleared
+        self.window.leave_project()  # runs' results dropped, history and page images cleared
         self.restored_unsaved = restored
         self.read_only = held_by or project.read_only
         self.lock = lock if held_by is None else None
         if not self.read_only:
             self.start_journal(path)
-        self.w.doc.set_project(project)
-        self.w.show_project(str(path))
+        self.window.doc.set_project(project)
+        self.window.show_project(str(path))
         if self.read_only:
-            self.w.show_notice("warning", f"{self.read_only} Opened read-only: edits here are not saved.")
-        demo.leave_for(self.w, path)  # another volume than the demo's: back to the user's own settings
-        self.w.update_settings(recent_sources=self.w.settings.with_recent(str(path)).recent_sources,
-                               last_dir=self.w.settings.last_dir if in_installation(path) else str(path.parent))
+            self.window.show_notice("warning", f"{self.read_only} Opened read-only: edits here are not saved.")
+        demo.leave_for(self.window, path)  # another volume than the demo's: back to the user's own settings
+        self.window.update_settings(recent_sources=self.window.settings.with_recent(str(path)).recent_sources,
+                               last_dir=self.window.settings.last_dir if in_installation(path) else str(path.parent))
         self.refresh_recent_menu()
         note = " (unsaved edits restored)" if restored else ""
-        self.w.show_status(f"Opened {path.name}: {len(project.pages)} page(s){note}.")
+        self.window.show_status(f"Opened {path.name}: {len(project.pages)} page(s){note}.")
 
     def refresh_recent_menu(self) -> None:
         menu = self.recent_menu
         menu.clear()
-        for p in self.w.settings.recent_sources:
+        for p in self.window.settings.recent_sources:
             menu.addAction(p, lambda path=p: self.open_path(path))
-        menu.setEnabled(bool(self.w.settings.recent_sources))
+        menu.setEnabled(bool(self.window.settings.recent_sources))
 
     def reopen_after_crash(self) -> bool:
         """At start-up without a path: reopen the last source if it left an autosave or journal behind."""
         from app.core.project.files import recoverable_edits
 
-        for src in self.w.settings.recent_sources[:1]:
+        for src in self.window.settings.recent_sources[:1]:
             if Path(src).exists() and recoverable_edits(src):
                 return self.open_path(src)
         return False
@@ -189,18 +189,18 @@ class SessionController:
             self.journal = EditJournal(path)
         except (UserError, OSError) as exc:
             self.journal = None
-            self.w.show_notice("warning", f"The edit journal cannot be kept ({exc}); edits are autosaved a "
+            self.window.show_notice("warning", f"The edit journal cannot be kept ({exc}); edits are autosaved a "
                                "moment after you make them.")
 
     def journal_page(self, name: str) -> None:
         """A committed edit of page `name`: into the journal at once (app.core.project.journal)."""
-        if self.journal is not None and self.w.doc.has_page(name):
-            self._journal(lambda j: j.record_page(self.w.doc.page(name)))
+        if self.journal is not None and self.window.doc.has_page(name):
+            self._journal(lambda j: j.record_page(self.window.doc.page(name)))
 
     def journal_fields(self) -> None:
         """A committed edit of the project's own fields (style, glossary, order)."""
-        if self.journal is not None and self.w.doc.project is not None:
-            self._journal(lambda j: j.record_project(self.w.doc.project))
+        if self.journal is not None and self.window.doc.project is not None:
+            self._journal(lambda j: j.record_project(self.window.doc.project))
 
     def _journal(self, write) -> None:
         try:
@@ -208,7 +208,7 @@ class SessionController:
         except UserError as exc:
             self.journal.close()
             self.journal = None
-            self.w.show_notice("warning", str(exc))
+            self.window.show_notice("warning", str(exc))
 
     def _fold_journal(self) -> None:
         if self.journal is not None:
@@ -230,34 +230,34 @@ class SessionController:
         from app.core.project.files import discard_autosave, save_project
         from app.core.project.paths import project_path_for
 
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return True
-        self.w.flush_editors()
+        self.window.flush_editors()
         if self.read_only:
-            self.w.show_notice("error", f"Not saved: {self.read_only}")
+            self.window.show_notice("error", f"Not saved: {self.read_only}")
             return False
         try:
-            target = save_project(self.w.doc.project)
+            target = save_project(self.window.doc.project)
         except (UserError, OSError) as exc:
-            self.w.show_notice("error", f"Could not save {project_path_for(self.w.doc.source)}: {exc}")
+            self.window.show_notice("error", f"Could not save {project_path_for(self.window.doc.source)}: {exc}")
             return False
-        discard_autosave(self.w.doc.source)
+        discard_autosave(self.window.doc.source)
         self._fold_journal()
         self.restored_unsaved = False
-        self.w.undo_stack.setClean()
-        self.w.refresh_title()
-        self.w.show_status(f"Saved {target}")
+        self.window.undo_stack.setClean()
+        self.window.refresh_title()
+        self.window.show_status(f"Saved {target}")
         return True
 
     def autosave(self) -> None:
         from app.core.project.files import save_autosave
 
-        if self.w.doc.project is None or not self.is_dirty() or self.read_only:
+        if self.window.doc.project is None or not self.is_dirty() or self.read_only:
             return
         try:
-            save_autosave(self.w.doc.project)
+            save_autosave(self.window.doc.project)
         except (UserError, OSError) as exc:
-            self.w.show_notice("warning", f"Autosave failed: {exc}")
+            self.window.show_notice("warning", f"Autosave failed: {exc}")
             return
         self._fold_journal()  # the autosave holds every edit journaled so far
 
@@ -265,54 +265,54 @@ class SessionController:
         """Before closing the project: ask about unsaved changes. False = stay."""
         from app.core.project.files import discard_autosave
 
-        self.w.finish_editing()
-        mine = self.w.doc.project is not None and not self.read_only  # a read-only project's files are its writer's
+        self.window.finish_editing()
+        mine = self.window.doc.project is not None and not self.read_only  # a read-only project's files are its writer's
         if not self.is_dirty():
             if mine:
-                discard_autosave(self.w.doc.source)
+                discard_autosave(self.window.doc.source)
             return True
-        answer = self.w.questions.unsaved_changes(self.w)
+        answer = self.window.questions.unsaved_changes(self.window)
         if answer == "cancel":
             return False
         if answer == "save":
             return self.save()
         if mine:
-            discard_autosave(self.w.doc.source)
+            discard_autosave(self.window.doc.source)
         return True
 
     def confirm_close(self) -> bool:
-        return self.w.doc.project is None or self._confirm_leave()
+        return self.window.doc.project is None or self._confirm_leave()
 
     # --- export / import ----------------------------------------------------------------------------
     def export_to(self, path: str | Path, fmt: str, scope: str, translations: bool = False) -> Path:
         """Write the page (scope "page") or volume as JSON or TXT through app.core.exports.json_txt."""
         from app.core.exports import json_txt
 
-        self.w.flush_editors()
-        pages = [self.w.current] if scope == "page" else None
+        self.window.flush_editors()
+        pages = [self.window.current] if scope == "page" else None
         if fmt == "json":
-            json_txt.export_json(self.w.doc.project, Path(path), pages=pages)
+            json_txt.export_json(self.window.doc.project, Path(path), pages=pages)
         else:
-            json_txt.export_txt(self.w.doc.project, Path(path), pages=pages, translations=translations)
+            json_txt.export_txt(self.window.doc.project, Path(path), pages=pages, translations=translations)
         return Path(path)
 
     def export_dialog(self, fmt: str, scope: str, translations: bool) -> None:
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return
-        stem = Path(self.w.doc.source).stem + (f"-{Path(self.w.current).stem}" if scope == "page" else "")
+        stem = Path(self.window.doc.source).stem + (f"-{Path(self.window.current).stem}" if scope == "page" else "")
         stem += "-translations" if translations else ""
         from app.core.config.settings import export_folder
 
-        start = str(export_folder(self.w.settings, self.w.doc.source) / f"{stem}.{fmt}")
+        start = str(export_folder(self.window.settings, self.window.doc.source) / f"{stem}.{fmt}")
         flt = "JSON (*.json)" if fmt == "json" else "Text (*.txt)"
-        path, _ = QFileDialog.getSaveFileName(self.w, "Export", start, flt)
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export", start, flt)
         if path:
             try:
                 self.export_to(path, fmt, scope, translations)
-                self.w.update_settings(export_dir=str(Path(path).parent))
-                self.w.show_status(f"Exported {path}")
+                self.window.update_settings(export_dir=str(Path(path).parent))
+                self.window.show_status(f"Exported {path}")
             except (UserError, OSError) as exc:
-                self.w.show_notice("error", f"Export to {path} failed: {exc}")
+                self.window.show_notice("error", f"Export to {path} failed: {exc}")
 
     def import_from(self, path: str | Path, into: str) -> tuple[int, list[str]]:
         """Fill transcriptions or translations from a TXT file as one undoable step.
@@ -320,40 +320,40 @@ class SessionController:
         Returns (pages changed, warnings from the import: unknown pages or blocks, stray lines)."""
         from app.core.exports.json_txt import import_txt
 
-        self.w.flush_editors()
-        result = import_txt(self.w.doc.project, Path(path), into=into)
+        self.window.flush_editors()
+        result = import_txt(self.window.doc.project, Path(path), into=into)
         return self._push_import(result, f"import {into} from {Path(path).name}")
 
     def import_dialog(self, into: str) -> None:
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return
-        path, _ = QFileDialog.getOpenFileName(self.w, "Import TXT", self.w.settings.last_dir, "Text (*.txt)")
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import TXT", self.window.settings.last_dir, "Text (*.txt)")
         if path:
             try:
                 n, warnings = self.import_from(path, into)
-                self.w.show_status(f"Imported {into} for {n} page(s) from {path}")
+                self.window.show_status(f"Imported {into} for {n} page(s) from {path}")
                 self._warn_unplaced("Some lines were not imported:", warnings)
             except (UserError, OSError) as exc:
-                self.w.show_notice("error", f"Import of {path} failed: {exc}")
+                self.window.show_notice("error", f"Import of {path} failed: {exc}")
 
     def export_script_dialog(self, fmt: str) -> None:
         """File > Export > Script as CSV / TSV: every block of the volume, one row each."""
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return
         from app.core.config.settings import export_folder
         from app.core.exports.script_table import export_script
 
-        self.w.flush_editors()
-        start = str(export_folder(self.w.settings, self.w.doc.source) / f"{Path(self.w.doc.source).stem}-script.{fmt}")
+        self.window.flush_editors()
+        start = str(export_folder(self.window.settings, self.window.doc.source) / f"{Path(self.window.doc.source).stem}-script.{fmt}")
         flt = "CSV (*.csv)" if fmt == "csv" else "TSV (*.tsv)"
-        path, _ = QFileDialog.getSaveFileName(self.w, "Export the script", start, flt)
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export the script", start, flt)
         if path:
             try:
-                export_script(self.w.doc.project, path, fmt)
-                self.w.update_settings(export_dir=str(Path(path).parent))
-                self.w.show_status(f"Exported the script to {path}")
+                export_script(self.window.doc.project, path, fmt)
+                self.window.update_settings(export_dir=str(Path(path).parent))
+                self.window.show_status(f"Exported the script to {path}")
             except (UserError, OSError) as exc:
-                self.w.show_notice("error", f"Export to {path} failed: {exc}")
+                self.window.show_notice("error", f"Export to {path} failed: {exc}")
 
     def import_script_from(self, path: str | Path) -> tuple[int, list[str]]:
         """Fill sources and translations from a CSV / TSV script as one undoable step.
@@ -361,35 +361,35 @@ class SessionController:
         Returns (pages changed, the rows that could not be placed)."""
         from app.core.exports.script_table import import_script
 
-        self.w.flush_editors()
-        result = import_script(self.w.doc.project, Path(path))
+        self.window.flush_editors()
+        result = import_script(self.window.doc.project, Path(path))
         return self._push_import(result, f"import the script from {Path(path).name}")
 
     def _push_import(self, result, text: str) -> tuple[int, list[str]]:
         """The pages an import changed, as one undoable step `text`; (pages changed, warnings)."""
-        changed = [(old, new) for old, new in zip(self.w.doc.project.pages, result.project.pages) if old != new]
+        changed = [(old, new) for old, new in zip(self.window.doc.project.pages, result.project.pages) if old != new]
         if changed:
-            self.w.undo_stack.beginMacro(text)
+            self.window.undo_stack.beginMacro(text)
             for old, new in changed:
-                self.w.undo_stack.push(PageEditCommand(self.w.doc, old, new, f"import {new.name}"))
-            self.w.undo_stack.endMacro()
+                self.window.undo_stack.push(PageEditCommand(self.window.doc, old, new, f"import {new.name}"))
+            self.window.undo_stack.endMacro()
         return len(changed), list(result.warnings)
 
     def _warn_unplaced(self, what: str, warnings: list[str]) -> None:
         """A notice with the first five of an import's warnings."""
         if warnings:
             more = f" (and {len(warnings) - 5} more)" if len(warnings) > 5 else ""
-            self.w.show_notice("warning", f"{what} " + " · ".join(warnings[:5]) + more)
+            self.window.show_notice("warning", f"{what} " + " · ".join(warnings[:5]) + more)
 
     def import_script_dialog(self) -> None:
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return
-        path, _ = QFileDialog.getOpenFileName(self.w, "Import the script", self.w.settings.last_dir,
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import the script", self.window.settings.last_dir,
                                               "Script (*.csv *.tsv);;All files (*)")
         if path:
             try:
                 n, warnings = self.import_script_from(path)
-                self.w.show_status(f"Imported the script for {n} page(s) from {path}")
+                self.window.show_status(f"Imported the script for {n} page(s) from {path}")
                 self._warn_unplaced(f"{len(warnings)} row(s) were not imported:", warnings)
             except (UserError, OSError) as exc:
-                self.w.show_notice("error", f"Import of {path} failed: {exc}")
+                self.window.show_notice("error", f"Import of {path} failed: {exc}")

@@ -19,150 +19,150 @@ class WindowActions:
     """The action slots of the main window (the shell: it composes the rooms)."""
 
     def __init__(self, window):
-        self.w = window
+        self.window = window
 
     def action_open_folder(self) -> None:
-        self.w.session.choose_and_open(folder=True)
+        self.window.session.choose_and_open(folder=True)
 
     def action_open_archive(self) -> None:
-        self.w.session.choose_and_open(folder=False)
+        self.window.session.choose_and_open(folder=False)
 
     def action_save(self) -> bool:
-        return self.w.session.save()
+        return self.window.session.save()
 
     def action_next_page(self) -> None:
-        self.w.step_page(1)
+        self.window.step_page(1)
 
     def action_prev_page(self) -> None:
-        self.w.step_page(-1)
+        self.window.step_page(-1)
 
     def action_run_page(self) -> None:
-        if self.w.current:
-            self.w.run_pages([self.w.current])
+        if self.window.current:
+            self.window.run_pages([self.window.current])
 
     def action_run_all(self) -> None:
         """Read the pages not read yet (all of them when every page has been read: asks first,
         since that replaces corrected text; undo brings it back)."""
-        if not self.w.doc.project:
+        if not self.window.doc.project:
             return
-        todo = [p.name for p in self.w.doc.project.pages if not p.processed]
+        todo = [p.name for p in self.window.doc.project.pages if not p.processed]
         if not todo:
-            if not self.w.questions.reread_all(self):
+            if not self.window.questions.reread_all(self):
                 return
-            todo = self.w.doc.page_names()
-        self.w.run_pages(todo)
+            todo = self.window.doc.page_names()
+        self.window.run_pages(todo)
 
     def action_cancel(self) -> None:
-        if self.w.view.mode is Mode.DRAW and not self.w.reading.busy():
-            self.w.act.draw.setChecked(False)
+        if self.window.view.mode is Mode.DRAW and not self.window.reading.busy():
+            self.window.act.draw.setChecked(False)
             return
-        self.w.reading.cancel()
-        self.w.translation.cancel()
-        self.w.show_status("Cancelling…")
+        self.window.reading.cancel()
+        self.window.translation.cancel()
+        self.window.show_status("Cancelling…")
 
     def action_draw(self, on: bool) -> None:
-        self.w.view.set_mode(Mode.DRAW if on else Mode.SELECT)
-        self.w.act.cancel.setEnabled(on or self.w.reading.busy())  # Esc also leaves draw mode
+        self.window.view.set_mode(Mode.DRAW if on else Mode.SELECT)
+        self.window.act.cancel.setEnabled(on or self.window.reading.busy())  # Esc also leaves draw mode
         if on:
-            self.w.show_status("Draw mode: drag a box around text to read it (B or Esc to leave).")
+            self.window.show_status("Draw mode: drag a box around text to read it (B or Esc to leave).")
 
     def action_next_block(self) -> None:
-        self.w.step_block(1)
+        self.window.step_block(1)
 
     def action_prev_block(self) -> None:
-        self.w.step_block(-1)
+        self.window.step_block(-1)
 
     def action_edit_inline(self) -> None:
-        ids = self.w.selected_ids()
+        ids = self.window.selected_ids()
         if ids:
-            self.w.view.start_inline_edit(ids[0])
+            self.window.view.start_inline_edit(ids[0])
 
     def action_reread(self) -> None:
-        self.w.reread(self.w.selected_ids())
+        self.window.reread(self.window.selected_ids())
 
     def action_delete(self) -> None:
-        ids = self.w.selected_ids()
+        ids = self.window.selected_ids()
         if ids:
-            self.w.edit(lambda p: edits.delete_blocks(p, ids), f"delete {len(ids)} block(s)")
+            self.window.edit(lambda p: edits.delete_blocks(p, ids), f"delete {len(ids)} block(s)")
 
     def action_set_kind(self, kind: str) -> None:
         """The selected blocks become bubbles, captions or sound effects (undoable)."""
-        ids = self.w.selected_ids()
+        ids = self.window.selected_ids()
         if ids:
-            self.w.edit(lambda p: edits.set_kind(p, ids, kind), f"{len(ids)} block(s) as {HAND_KIND_LABELS[kind].lower()}")
+            self.window.edit(lambda p: edits.set_kind(p, ids, kind), f"{len(ids)} block(s) as {HAND_KIND_LABELS[kind].lower()}")
 
     def action_merge(self) -> None:
-        ids = self.w.selected_ids()
+        ids = self.window.selected_ids()
         if len(ids) > 1:
-            self.w.edit(lambda p: edits.merge_blocks(p, ids), f"merge {len(ids)} blocks")
-            self.w.view.select_block(ids[0])
-            self.w.panel.select_block(ids[0])
+            self.window.edit(lambda p: edits.merge_blocks(p, ids), f"merge {len(ids)} blocks")
+            self.window.view.select_block(ids[0])
+            self.window.panel.select_block(ids[0])
 
     def action_zoom_in(self) -> None:
-        self.w.view.zoom_by(1.25)
+        self.window.view.zoom_by(1.25)
 
     def action_zoom_out(self) -> None:
-        self.w.view.zoom_by(0.8)
+        self.window.view.zoom_by(0.8)
 
     def action_fit_page(self) -> None:
-        self.w.view.fit_page()
+        self.window.view.fit_page()
 
     def action_fit_width(self) -> None:
-        self.w.view.fit_width()
+        self.window.view.fit_width()
 
     def action_actual_size(self) -> None:
-        self.w.view.actual_size()
+        self.window.view.actual_size()
 
     def action_toggle_overlay(self) -> None:
-        i = OVERLAY_CYCLE.index(self.w.settings.overlay) if self.w.settings.overlay in OVERLAY_CYCLE else 0
+        i = OVERLAY_CYCLE.index(self.window.settings.overlay) if self.window.settings.overlay in OVERLAY_CYCLE else 0
         self.set_overlay(OVERLAY_CYCLE[(i + 1) % len(OVERLAY_CYCLE)])
 
     def set_overlay(self, overlay: str) -> None:
-        self.w.act.overlay_actions[overlay].setChecked(True)
-        self.w.view.set_overlay(overlay)
-        self.w.update_settings(overlay=overlay)
+        self.window.act.overlay_actions[overlay].setChecked(True)
+        self.window.view.set_overlay(overlay)
+        self.window.update_settings(overlay=overlay)
 
     def set_overlay_source(self, translation: bool) -> None:
         source = "translation" if translation else "text"
-        self.w.view.set_overlay(self.w.view.overlay, source)
-        self.w.update_settings(overlay_source=source)
+        self.window.view.set_overlay(self.window.view.overlay, source)
+        self.window.update_settings(overlay_source=source)
 
     def action_help(self) -> None:
         from app.ui.translate.actions import SHORTCUTS as TRANSLATE_SHORTCUTS
 
-        ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self.w).exec()
+        ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self.window).exec()
 
     def action_open_demo(self) -> None:
         from app.ui.shell import demo
 
-        demo.open_demo(self.w, self.w.session.open_path)
+        demo.open_demo(self.window, self.window.session.open_path)
 
     def action_about(self) -> None:
         from app.ui.shell.about import AboutDialog
 
-        loaded = self.w.device_label.text()
+        loaded = self.window.device_label.text()
         device = (loaded if loaded not in ("", "Models not loaded", "Loading models…") else
-                  f"models not loaded yet; the device setting is {self.w.settings.device} "
+                  f"models not loaded yet; the device setting is {self.window.settings.device} "
                   "(Auto: CUDA when a GPU is usable, else the CPU)")
-        AboutDialog(device, self.w).exec()
+        AboutDialog(device, self.window).exec()
 
     def action_export(self, fmt: str, scope: str, translations: bool) -> None:
-        self.w.session.export_dialog(fmt, scope, translations)
+        self.window.session.export_dialog(fmt, scope, translations)
 
     def action_import_txt(self, into: str) -> None:
-        self.w.session.import_dialog(into)
+        self.window.session.import_dialog(into)
 
     def action_export_script(self, fmt: str) -> None:
-        self.w.session.export_script_dialog(fmt)
+        self.window.session.export_script_dialog(fmt)
 
     def action_import_script(self) -> None:
-        self.w.session.import_script_dialog()
+        self.window.session.import_script_dialog()
 
     def action_model_manager(self) -> None:
-        self.w.models.open_manager()
+        self.window.models.open_manager()
 
     def action_choose_model_folder(self) -> None:
-        self.w.models.choose_model_folder()
+        self.window.models.choose_model_folder()
 
     def action_choose_detector(self) -> None:
-        self.w.models.choose_detector()
+        self.window.models.choose_detector()

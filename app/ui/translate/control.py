@@ -45,7 +45,7 @@ class TranslationController(QObject):
 
     def __init__(self, w: TranslationWindow, parent=None):
         super().__init__(parent)
-        self.w = w
+        self.window = w
         self._insecure_ok: set[str] = set()  # servers the user let a key reach over plain http://
         self.host = TranslateHost(self)
         worker = self.host.worker
@@ -80,13 +80,13 @@ class TranslationController(QObject):
         from app.core.config import api_keys
         from app.ui.translate.settings_dialog import TranslationSettingsDialog
 
-        dialog = TranslationSettingsDialog(self.w.settings, _key_state, self._parent_widget())
+        dialog = TranslationSettingsDialog(self.window.settings, _key_state, self._parent_widget())
         dialog.test_button.clicked.connect(lambda: self.probe(dialog.translator_settings(), dialog.typed_key()))
         self._dialog = dialog
         self.probe_finished.connect(self._show_probe)
         try:
-            if "translation_settings" in self.w.questions.answers:  # tests: (values, key) or None = Cancel
-                answer = self.w.questions.answers["translation_settings"]
+            if "translation_settings" in self.window.questions.answers:  # tests: (values, key) or None = Cancel
+                answer = self.window.questions.answers["translation_settings"]
                 ok = answer is not None
                 values, key = answer if ok else ({}, None)
             else:
@@ -100,11 +100,11 @@ class TranslationController(QObject):
             self._dialog = None
         if not ok:
             return False
-        self.w.update_settings(**values)
+        self.window.update_settings(**values)
         if key:
             where = api_keys.store_key(values["translation_provider"], values["translation_base_url"], key)
             if where == "file":
-                self.w.show_notice("warning", f"No system keyring is available: the API key was saved in "
+                self.window.show_notice("warning", f"No system keyring is available: the API key was saved in "
                                    f"{api_keys.key_file()}, readable only by you.")
         self.host.worker.close_translator() if not self.host.busy() else None
         return True
@@ -124,10 +124,10 @@ class TranslationController(QObject):
         server = server_label(settings.base_url)
         if server in self._insecure_ok:
             return True
-        if self.w.questions.insecure_key(self.w, server):
+        if self.window.questions.insecure_key(self.window, server):
             self._insecure_ok.add(server)
             return True
-        self.w.show_notice("warning", f"Nothing was sent to {server}: the API key would travel unencrypted "
+        self.window.show_notice("warning", f"Nothing was sent to {server}: the API key would travel unencrypted "
                            "(http://). Use an https:// address in Translation settings.")
         return False
 
@@ -155,7 +155,7 @@ class TranslationController(QObject):
     def _file_glossary(self) -> tuple[list, str]:
         from app.translate.glossary import load_glossary
 
-        path = self.w.settings.translation_glossary_file
+        path = self.window.settings.translation_glossary_file
         if not path:
             return [], ""
         try:
@@ -167,7 +167,7 @@ class TranslationController(QObject):
     def open_glossary(self, from_block: bool = False) -> None:
         from app.ui.translate.glossary_dialog import GlossaryDialog
 
-        w = self.w
+        w = self.window
         if w.doc.project is None:
             return
         block_text = ""
@@ -187,21 +187,21 @@ class TranslationController(QObject):
             self.set_glossary(dialog.entries())
 
     def set_memory(self, memory, text: str = "edit story memory") -> None:
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is not None and memory != project.memory:
-            self.w.undo_stack.push(MemoryCommand(self.w.doc, project.memory, memory, text))
+            self.window.undo_stack.push(MemoryCommand(self.window.doc, project.memory, memory, text))
 
     def set_glossary(self, entries) -> None:
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is not None and list(entries) != list(project.glossary):
-            self.w.undo_stack.push(GlossaryCommand(self.w.doc, project.glossary, list(entries)))
+            self.window.undo_stack.push(GlossaryCommand(self.window.doc, project.glossary, list(entries)))
 
     # --- runs -------------------------------------------------------------------------------
     def busy(self) -> bool:
         return self.host.busy("pages")
 
     def translate_current(self, replace_edited: bool = False) -> int:
-        w = self.w
+        w = self.window
         if not w.current:
             return 0
         page = w.doc.page(w.current)
@@ -213,7 +213,7 @@ class TranslationController(QObject):
     def translate_all(self) -> int:
         from app.core.translation.run import pages_to_translate
 
-        w = self.w
+        w = self.window
         if w.doc.project is None:
             return 0
         todo = pages_to_translate(w.doc.project)
@@ -231,7 +231,7 @@ class TranslationController(QObject):
         """Translate only the chosen blocks ((page name, block id) pairs; default `selection()`),
         with the same stage, context and glossary as a page run; the other blocks of their pages
         stay as they are. Their translations are one undo step."""
-        w = self.w
+        w = self.window
         if w.doc.project is None:
             return 0
         keys = list(self.selection() if keys is None else keys)
@@ -263,12 +263,12 @@ class TranslationController(QObject):
         yet, or all of them again; `answer` (range text, again, replace) skips the dialog."""
         from app.core.translation.run import pages_to_translate
 
-        w = self.w
+        w = self.window
         if w.doc.project is None or not w.doc.page_names():
             return 0
         names = w.doc.page_names()
         if answer is None:
-            answer = self.w.questions.answers.get("translate_pages") if "translate_pages" in self.w.questions.answers \
+            answer = self.window.questions.answers.get("translate_pages") if "translate_pages" in self.window.questions.answers \
                 else self._ask_pages(names)
         if answer is None:
             return 0
@@ -294,7 +294,7 @@ class TranslationController(QObject):
     def _ask_pages(self, names: list[str]):
         from app.ui.translate.pages_dialog import PagesDialog
 
-        current = names.index(self.w.current) + 1 if self.w.current in names else 1
+        current = names.index(self.window.current) + 1 if self.window.current in names else 1
         dialog = PagesDialog(len(names), current, self._parent_widget())
         if dialog.exec() != dialog.DialogCode.Accepted:
             return None
@@ -305,7 +305,7 @@ class TranslationController(QObject):
         return self.parent()
 
     def _ask_again(self) -> bool:
-        answers = self.w.questions.answers
+        answers = self.window.questions.answers
         if "translate_again" in answers:
             return bool(answers["translate_again"])
         answer = QMessageBox.question(
@@ -323,7 +323,7 @@ class TranslationController(QObject):
         from app.core.translation.run import TranslateOptions, translator_settings_from
         from app.translate.glossary import merge
 
-        w = self.w
+        w = self.window
         if not names or w.doc.project is None:
             return 0
         if self.busy():
@@ -374,7 +374,7 @@ class TranslationController(QObject):
         """Results of `rid` are applied: the current run, still wanted (not cancelled, not a run
         of the source open before), the window open. Results that arrive after Cancel are dropped,
         as the reading worker's are."""
-        return rid == self.run_id and self.host.wanted(rid) and not self.w.closing
+        return rid == self.run_id and self.host.wanted(rid) and not self.window.closing
 
     def _on_progress(self, rid: int, p) -> None:
         if not self._live(rid):
@@ -386,7 +386,7 @@ class TranslationController(QObject):
         self.status.setText(f"Translating {p.pages_done}/{p.pages_total}{failed}{tokens}")
 
     def _on_page(self, rid: int, outcome) -> None:
-        w = self.w
+        w = self.window
         if not self._live(rid) or not w.doc.has_page(outcome.name):
             return
         run = self._run
@@ -405,7 +405,7 @@ class TranslationController(QObject):
             run["problems"].append(f"{outcome.name}: {outcome.summary()}")
 
     def _apply_page(self, outcome, run: dict) -> None:
-        w = self.w
+        w = self.window
         if outcome.texts or outcome.untranslated:
             texts, name, rep = dict(outcome.texts), outcome.name, run["replace_edited"]
             echoes = dict(outcome.untranslated)
@@ -448,17 +448,17 @@ class TranslationController(QObject):
             return
         if self._live(rid):
             self.last_error = message
-            w = self.w
+            w = self.window
             w.show_notice("error", message)
 
     def _on_finished(self, rid: int, status: str, ctx: dict) -> None:
         """From the host's registry, once the worker is done with `rid` (wanted or not)."""
-        if rid != self.run_id or self.w.closing:
+        if rid != self.run_id or self.window.closing:
             return
         run = self._run
         self.progress.hide()
         self.act.cancel.setEnabled(False)
-        self.w.update_cancel()
+        self.window.update_cancel()
         if ctx.get("quiet"):  # a run of the source that was open before this one
             self.status.hide()
             self.run_id = 0
@@ -470,14 +470,14 @@ class TranslationController(QObject):
         problems = run.get("problems", [])
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-            self.w.show_notice("warning", "Some blocks were not translated; Translate all resumes with them. "
+            self.window.show_notice("warning", "Some blocks were not translated; Translate all resumes with them. "
                                + " · ".join(problems[:3]) + more)
         self.run_id = 0
         self.run_finished.emit(status)
 
     def restore(self, block_id: str) -> None:
         """The block panel's Restore: the machine translation back over a hand edit (undoable)."""
-        self.w.edit(lambda p: edits.restore_translation(p, block_id), "restore machine translation")
+        self.window.edit(lambda p: edits.restore_translation(p, block_id), "restore machine translation")
 
     def stop(self, timeout_ms: int = 30000) -> bool:
         """At exit: cancel and stop the translation thread, waiting at most `timeout_ms`."""

@@ -33,7 +33,7 @@ class SeriesControl(QObject):
 
     def __init__(self, w, translation):
         super().__init__(w)
-        self.w = w
+        self.window = w
         self.translation = translation
         self.series = None  # app.core.translation.series.Series of the open volume, or None
         self._tm = None
@@ -59,7 +59,7 @@ class SeriesControl(QObject):
 
         self.series = None
         self._tm_stale = True
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is None or project.read_only:
             return
         found = find_series_file(project.source)
@@ -71,20 +71,20 @@ class SeriesControl(QObject):
         from app.core.document.types import Project
         from app.core.translation.series import load_series, start_volume
 
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is None:
             return False
         try:
             series = load_series(path)
         except UserError as exc:
-            self.w.show_notice("warning", f"Series file not used: {exc}")
+            self.window.show_notice("warning", f"Series file not used: {exc}")
             return False
         self.series = series
         self._tm_stale = True
         probe = Project(source=project.source, glossary=list(project.glossary), memory=project.memory,
                         style=project.style)
         if start_volume(probe, series):
-            stack, doc = self.w.undo_stack, self.w.doc
+            stack, doc = self.window.undo_stack, self.window.doc
             stack.beginMacro("take what the series knows")
             if probe.glossary != project.glossary:
                 stack.push(ProjectValueCommand(doc, "set_glossary", list(project.glossary), list(probe.glossary),
@@ -94,20 +94,20 @@ class SeriesControl(QObject):
             if probe.style != project.style:
                 stack.push(ProjectValueCommand(doc, "set_style", project.style, probe.style, "series style"))
             stack.endMacro()
-            self.w.show_status(f"A new volume of the series {series.path}: its glossary ({len(probe.glossary)} "
+            self.window.show_status(f"A new volume of the series {series.path}: its glossary ({len(probe.glossary)} "
                                "term(s)), story memory and style were taken.")
         else:
-            self.w.show_status(f"Series file: {series.path}")
+            self.window.show_status(f"Series file: {series.path}")
         return True
 
     def choose_series(self) -> None:
         from app.core.translation.series import SERIES_FILE, series_path_for
 
-        if self.w.doc.project is None:
+        if self.window.doc.project is None:
             return
-        start = str(self.series.path if self.series else series_path_for(self.w.doc.source))
-        path = self.w.questions.answers.get("series_file") if "series_file" in self.w.questions.answers else \
-            QFileDialog.getSaveFileName(self.w, "Series file (shared by the volumes of a series)", start,
+        start = str(self.series.path if self.series else series_path_for(self.window.doc.source))
+        path = self.window.questions.answers.get("series_file") if "series_file" in self.window.questions.answers else \
+            QFileDialog.getSaveFileName(self.window, "Series file (shared by the volumes of a series)", start,
                                         f"Series file ({SERIES_FILE} *.json)",
                                         options=QFileDialog.Option.DontConfirmOverwrite)[0]
         if path and self.use_series(path):
@@ -117,12 +117,12 @@ class SeriesControl(QObject):
         """Write what the volume learned to its series file (after each save)."""
         from app.core.translation.series import learn_from
 
-        if self.series is None or self.w.doc.project is None or self.series.read_only:
+        if self.series is None or self.window.doc.project is None or self.series.read_only:
             return False
         try:
-            self.series = learn_from(self.series.path, self.w.doc.project)
+            self.series = learn_from(self.series.path, self.window.doc.project)
         except UserError as exc:
-            self.w.show_notice("warning", f"The series file was not updated: {exc}")
+            self.window.show_notice("warning", f"The series file was not updated: {exc}")
             return False
         self._tm_stale = True
         return True
@@ -137,7 +137,7 @@ class SeriesControl(QObject):
         from app.core.translation.translation_memory import memory_of
 
         if self._tm_stale or self._tm is None:
-            project = self.w.doc.project
+            project = self.window.doc.project
             self._tm = memory_of(project, self.series.tm if self.series else ()) if project else None
             self._tm_stale = False
         return self._tm
@@ -157,13 +157,13 @@ class SeriesControl(QObject):
         return ([(source, exact, 100.0)] if exact else []) + near
 
     def approve(self, block_id: str) -> None:
-        self.w.edit(lambda p: edits.approve_translation(p, block_id), "approve translation")
+        self.window.edit(lambda p: edits.approve_translation(p, block_id), "approve translation")
 
     # --- glossary proposals, the check ---------------------------------------------------------
     def _accept_glossary(self, entries) -> None:
         from app.translate.glossary import merge
 
-        project = self.w.doc.project
+        project = self.window.doc.project
         if project is not None:
             self.translation.set_glossary(merge(project.glossary, entries))
 
