@@ -88,11 +88,12 @@ class ModelManagerDialog(QDialog):
         self.progress_label = WrappedLabel()  # errors name files and folders: they wrap
         self.buttons = {}
         row = QHBoxLayout()
-        for key, label in (("download", "Download"), ("cancel", "Cancel"), ("verify", "Verify"),
-                           ("remove", "Remove"), ("import", "Import folder…"), ("use", "Use this model"),
-                           ("show", "Show files")):
+        for key, label, slot in (("download", "Download", self._on_download), ("cancel", "Cancel", self._on_cancel),
+                                 ("verify", "Verify", self._on_verify), ("remove", "Remove", self._on_remove),
+                                 ("import", "Import folder…", self._on_import), ("use", "Use this model", self._on_use),
+                                 ("show", "Show files", self._on_show)):
             b = QPushButton(label)
-            b.clicked.connect(getattr(self, f"_on_{key}"))
+            b.clicked.connect(slot)
             row.addWidget(b)
             self.buttons[key] = b
         row.addStretch(1)

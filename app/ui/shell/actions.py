@@ -88,13 +88,21 @@ def _make_actions(w) -> SimpleNamespace:
 
 
 def _connect_actions(w, a: SimpleNamespace) -> None:
-    """Each action to the window's `action_<name>`; undo / redo to the undo stack."""
-    for name in ("open_folder", "open_archive", "save", "next_page", "prev_page", "run_page", "run_all",
-                 "cancel", "next_block", "prev_block", "edit_inline", "reread", "delete", "merge",
-                 "zoom_in", "zoom_out", "fit_page", "fit_width", "actual_size", "toggle_overlay", "help"):
-        getattr(a, name).triggered.connect(getattr(w.slots, f"action_{name}"))
-    for kind in HAND_KINDS:
-        getattr(a, f"kind_{kind}").triggered.connect(lambda _c=False, k=kind: w.slots.action_set_kind(k))
+    """Each action to what it does (`WindowActions`, held as `w.slots`); undo / redo to the undo stack."""
+    s = w.slots
+    for action, slot in ((a.open_folder, s.action_open_folder), (a.open_archive, s.action_open_archive),
+                         (a.save, s.action_save), (a.next_page, s.action_next_page), (a.prev_page, s.action_prev_page),
+                         (a.run_page, s.action_run_page), (a.run_all, s.action_run_all), (a.cancel, s.action_cancel),
+                         (a.next_block, s.action_next_block), (a.prev_block, s.action_prev_block),
+                         (a.edit_inline, s.action_edit_inline), (a.reread, s.action_reread),
+                         (a.delete, s.action_delete), (a.merge, s.action_merge), (a.zoom_in, s.action_zoom_in),
+                         (a.zoom_out, s.action_zoom_out), (a.fit_page, s.action_fit_page),
+                         (a.fit_width, s.action_fit_width), (a.actual_size, s.action_actual_size),
+                         (a.toggle_overlay, s.action_toggle_overlay), (a.help, s.action_help)):
+        action.triggered.connect(slot)
+    kind_actions = {"bubble": a.kind_bubble, "caption": a.kind_caption, "sfx": a.kind_sfx}
+    for kind in HAND_KINDS:  # a kind settable by hand without its action fails here, at start-up
+        kind_actions[kind].triggered.connect(lambda _c=False, k=kind: s.action_set_kind(k))
     a.draw.toggled.connect(w.slots.action_draw)
     a.undo.triggered.connect(w.undo_stack.undo)
     a.redo.triggered.connect(w.undo_stack.redo)
