@@ -37,11 +37,13 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from app.detect import Detection, build_regions  # noqa: E402
@@ -113,6 +115,7 @@ class Book:
             "text_boxes", "dropped", "with_bubble", "bubble_ok", "dir_boxes", "dir_right", "dir_short",
             "dir_short_right", "captions", "sfx")}
         self.failures: list[str] = []
+        self.pages: list[tuple[int, list, bool]] = []  # (page index, panels found, sure)
 
     def add(self, key: str, v: float = 1.0) -> None:
         self.f[key] += v
@@ -142,18 +145,6 @@ class Book:
         }
 
 
-def _panels(gray, order, truth, regions):
-    """(panels, sure) from the app's panel finder as build_regions calls it (the text boxes, the
-    bubbles they were widened to), whichever API it has."""
-    from app.detect import panels as panels_mod
-
-    if hasattr(panels_mod, "panel_layout"):
-        bubbles = [r.polygon for r in regions if r.kind == "bubble" and r.polygon]
-        layout = panels_mod.panel_layout(gray, order, ignore=truth, bubbles=bubbles)
-        return list(layout.panels), bool(layout.sure)
-    return panels_mod.find_panels(gray, order, ignore=truth), True
-
-
 def _bubble(gray, box):
     try:
         from app.detect.bubbles import bubble_around
@@ -162,52 +153,139 @@ def _bubble(gray, box):
     return bubble_around(gray, box)
 
 
-def run_page(book: Book, data: Path, page: dict, order: str, draw: Path | None) -> None:
-    image = Image.open(data / page["image_paths"]["ja"]).convert("RGB")
-    gray = gray_page(image)
-    truth = [_box(t) for t in page["text"]]
-    frames = [_box(f) for f in page["frame"]]
-    dets = [Detection(t, "text", 0.9, None, "text") for t in truth]
-    regions = build_regions(dets, image.size, order, page=gray)
-    plain = build_regions(dets, image.size, order)
+@dataclass
+class PageData:
+    """One annotated page, loaded once: the grayscale page, its text boxes (in the annotators'
+    order) with their Japanese, and its panels (unordered)."""
+
+    book: str
+    index: int
+    gray: np.ndarray
+    size: tuple[int, int]
+    truth: list[tuple]
+    frames: list[tuple]
+    texts: list[str]
+    image_path: Path | None = None
+
+
+def load_pages(data: Path, books: list[str] | None = None) -> dict[str, list[PageData]]:
+    """The annotated pages of `data` (an OpenMantra-format folder), book by book."""
+    annotation = json.loads((data / "annotation.json").read_text(encoding="utf-8"))
+    out: dict[str, list[PageData]] = {}
+    for entry in annotation:
+        name = entry["book_title"]
+        if books and name not in books:
+            continue
+        pages = []
+        for page in entry["pages"]:
+            path = data / page["image_paths"]["ja"]
+            with Image.open(path) as image:
+                gray = gray_page(image.convert("RGB"))
+            pages.append(PageData(name, int(page["page_index"]), gray, (gray.shape[1], gray.shape[0]),
+                                  [_box(t) for t in page["text"]], [_box(f) for f in page["frame"]],
+                                  [t.get("text_ja", "") for t in page["text"]], path))
+        out[name] = pages
+    return out
+
+
+def synthetic_pages(seed: int, count: int, layout: str | None = None) -> list[PageData]:
+    """`count` fresh pages of tools.synth (run `seed`; `layout`: None for the classic grid pages,
+    a kind of tools.synth.layouts or "mixed") as annotated pages: the truth's text boxes (the
+    glyphs' ink) in the truth's reading order, its panels."""
+    from tools.synth import generate_page
+
+    out = []
+    for i in range(count):
+        image, truth = generate_page(seed, i, layout=layout)
+        gray = gray_page(image)
+        out.append(PageData("synthetic", i, gray, (gray.shape[1], gray.shape[0]),
+                            [tuple(float(v) for v in b["text_box"]) for b in truth["blocks"]],
+                            [tuple(float(v) for v in f) for f in truth["panels"]],
+                            [b["text"] for b in truth["blocks"]]))
+    return out
+
+
+def measure_orders(pages: list[PageData], order: str, name: str = "") -> dict:
+    """The order and panel figures of `pages` under the rules as they are now (no direction,
+    bubble or free-text figures: what bench/cross_books.py tunes and measures)."""
+    book = Book(name)
+    for pd in pages:
+        order_page(book, pd, order)
+    return book.summary()
+
+
+class _LayoutSpy:
+    """Records the panel layout `build_regions` computes (app.detect.panels.panel_layout), so
+    the panels scored are the ones the order used, computed once."""
+
+    def __init__(self):
+        from app.detect import panels as panels_mod
+
+        self.module, self.real, self.last = panels_mod, panels_mod.panel_layout, None
+
+    def __enter__(self):
+        def spy(*args, **kwargs):
+            self.last = self.real(*args, **kwargs)
+            return self.last
+
+        self.module.panel_layout = spy
+        return self
+
+    def __exit__(self, *exc):
+        self.module.panel_layout = self.real
+
+
+def order_page(book: Book, pd: PageData, order: str) -> list:
+    """Score the order and the panels of one page into `book`; the regions found."""
+    dets = [Detection(t, "text", 0.9, None, "text") for t in pd.truth]
+    with _LayoutSpy() as spy:
+        regions = build_regions(dets, pd.size, order, page=pd.gray)
+    layout = spy.last
+    found, sure = (list(layout.panels), bool(layout.sure)) if layout is not None else ([], False)
     book.add("pages")
-    book.add("text_boxes", len(truth))
-    ranks, dropped = found_order(truth, regions)
+    book.add("text_boxes", len(pd.truth))
+    ranks, dropped = found_order(pd.truth, regions)
     book.add("dropped", len(dropped))
-    book.add("captions", sum(r.kind == "caption" for r in regions))
-    book.add("sfx", sum(r.kind == "sfx" for r in regions))
-    # panels
-    found, sure = _panels(gray, order, truth, regions)
-    book.add("truth_panels", len(frames))
+    book.add("truth_panels", len(pd.frames))
     book.add("found_panels", len(found))
-    matched, merged = match_panels(frames, found)
+    matched, merged = match_panels(pd.frames, found)
     book.add("matched_panels", matched)
     book.add("merged_pages", merged > 0)
     book.add("sure_pages", sure)
-    if len(truth) >= 2:
+    if len(pd.truth) >= 2:
         book.add("order_pages")
         exact = ranks == sorted(ranks) and not dropped
         book.add("exact", exact)
         book.add("tau", kendall_tau(ranks))
-        pw, _ = found_order(truth, plain)
+        plain = build_regions(dets, pd.size, order)
+        pw, _ = found_order(pd.truth, plain)
         book.add("exact_pagewide", pw == sorted(pw))
         book.add("tau_pagewide", kendall_tau(pw))
-        tp = reading_order(truth, order, _truth_panels_in_order(frames, order))
+        tp = reading_order(pd.truth, order, _truth_panels_in_order(pd.frames, order))
         book.add("exact_truth_panels", tp == sorted(tp))
         book.add("tau_truth_panels", kendall_tau(tp))
         if not exact:
-            book.failures.append(f"{page['page_index']}: {ranks} dropped {dropped}")
+            book.failures.append(f"{pd.index}: {ranks} dropped {dropped}")
+    book.pages.append((pd.index, found, sure))
+    return regions
+
+
+def run_page(book: Book, pd: PageData, order: str, draw: Path | None) -> None:
+    regions = order_page(book, pd, order)
+    gray, truth, frames = pd.gray, pd.truth, pd.frames
+    book.add("captions", sum(r.kind == "caption" for r in regions))
+    book.add("sfx", sum(r.kind == "sfx" for r in regions))
     # writing direction, where the box's shape says it (see _shape_direction)
     from app.detect.direction import writing_direction
 
-    for t, ann in zip(truth, page["text"], strict=True):
-        want = _shape_direction(t, ann.get("text_ja", ""))
+    for t, text in zip(truth, pd.texts, strict=True):
+        want = _shape_direction(t, text)
         if want is None:
             continue
         got = writing_direction(gray, t)
         book.add("dir_boxes")
         book.add("dir_right", got is want)
-        if len(_chars(ann.get("text_ja", ""))) <= 3:
+        if len(_chars(text)) <= 3:
             book.add("dir_short")
             book.add("dir_short_right", got is want)
     # bubbles
@@ -222,7 +300,9 @@ def run_page(book: Book, data: Path, page: dict, order: str, draw: Path | None) 
         inside = owner is None or intersection(owner, bb) >= 0.9 * max(1e-6, (bb[2] - bb[0]) * (bb[3] - bb[1]))
         book.add("bubble_ok", contains and inside)
     if draw is not None:
-        _draw(draw / f"{book.name}_{page['page_index']:03d}.png", image, regions, found, sure, frames)
+        _, found, sure = book.pages[-1]
+        with Image.open(pd.image_path) as image:
+            _draw(draw / f"{book.name}_{pd.index:03d}.png", image.convert("RGB"), regions, found, sure, frames)
 
 
 TALL, WIDE = 1.2, 1.8  # a box this much taller than wide holds vertical text, this much wider horizontal
@@ -308,22 +388,23 @@ def letter_page(out: Path, data: Path, page: dict, order: str) -> Path:
 
 
 def run(data: Path, books: list[str] | None, order: str, draw: Path | None, draw_pages: set[str],
-        letter: Path | None = None) -> dict:
-    annotation = json.loads((data / "annotation.json").read_text(encoding="utf-8"))
+        letter: Path | None = None, pages: dict[str, list[PageData]] | None = None) -> dict:
+    """Every figure, book by book and overall (`pages`: loaded already, else from `data`)."""
+    pages = load_pages(data, books) if pages is None else pages
+    annotation = json.loads((data / "annotation.json").read_text(encoding="utf-8")) if letter is not None else []
     started = time.perf_counter()
     per_book, total = {}, Book("all")
     failures = {}
-    for entry in annotation:
-        name = entry["book_title"]
-        if books and name not in books:
-            continue
+    for name, book_pages in pages.items():
         book = Book(name)
-        for page in entry["pages"]:
-            key = f"{name}:{page['page_index']}"
+        for pd in book_pages:
+            key = f"{name}:{pd.index}"
             target = draw if (draw is not None and (not draw_pages or key in draw_pages)) else None
-            run_page(book, data, page, order, target)
-            if letter is not None and (not draw_pages or key in draw_pages):
-                letter_page(letter, data, page, order)
+            run_page(book, pd, order, target)
+        if letter is not None:
+            for page in next(e["pages"] for e in annotation if e["book_title"] == name):
+                if not draw_pages or f"{name}:{page['page_index']}" in draw_pages:
+                    letter_page(letter, data, page, order)
         per_book[name] = book.summary()
         failures[name] = book.failures
         total.merge(book)
@@ -359,11 +440,20 @@ def main() -> int:
     p.add_argument("--draw-pages", default="", help="book:page_index,... (default: every page)")
     p.add_argument("--letter", type=Path, default=None,
                    help="write the chosen pages lettered with the annotators' English here")
+    p.add_argument("--cross", action="store_true",
+                   help="leave-one-book-out: rules and thresholds tuned on one book, measured on the other "
+                        "and on fresh synthetic pages (bench/cross_books.py)")
+    p.add_argument("--synthetic-seed", type=int, default=4747, help="--cross: the synthetic pages' seed")
+    p.add_argument("--synthetic-pages", type=int, default=40, help="--cross: how many synthetic pages (0: none)")
+    p.add_argument("--knobs", default="", help="--cross: only the rules/thresholds whose name holds one of "
+                                               "these comma-separated words")
     args = p.parse_args()
     if not (args.data / "annotation.json").is_file():
         print(f"{args.data}: no annotation.json here; pass --data with an OpenMantra-format folder", file=sys.stderr)
         return 2
     books = [b for b in args.books.split(",") if b] or None
+    if args.cross:
+        return _cross(args, books)
     result = run(args.data, books, args.order, args.draw, {s for s in args.draw_pages.split(",") if s}, args.letter)
     if args.json:
         print(json.dumps(result))
@@ -378,6 +468,31 @@ def main() -> int:
         for name, fails in result["failures"].items():
             for f in fails:
                 print(f"  {name} {f}")
+    return 0
+
+
+def _cross(args, books: list[str] | None) -> int:
+    from bench import cross_books
+
+    pages = load_pages(args.data, books)
+    if len(pages) < 2:
+        print("--cross needs two books (one to tune on, one held out)", file=sys.stderr)
+        return 2
+    names = list(pages)[:2]
+    sets = {n: pages[n] for n in names}
+    if args.synthetic_pages > 0:
+        sets["synthetic"] = synthetic_pages(args.synthetic_seed, args.synthetic_pages)
+    words = [w for w in args.knobs.split(",") if w]
+    all_knobs = [k for k in [*cross_books.switches(), *cross_books.knobs()]
+                 if not words or any(w in k.name for w in words)]
+    started = time.perf_counter()
+    result = cross_books.cross(lambda n: measure_orders(sets[n], args.order, n), [*names, *sets.keys() - set(names)],
+                               all_knobs, progress=lambda m: print(f"  [{time.perf_counter() - started:6.0f} s] {m}",
+                                                                   file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps(result, default=str))
+        return 0
+    print("\n".join(cross_books.report(result, names)))
     return 0
 
 

@@ -25,6 +25,8 @@ antialiased edges in between).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
@@ -152,53 +154,69 @@ class _Layers:
             self.ink.paste(255, xy, mask)
 
 
-def _add_blocks(rng: np.random.Generator, layers: _Layers, panel: Box, pi: int, border: int) -> list[dict]:
+def draw_block(rng: np.random.Generator, layers: _Layers, kind: str, pi: int,
+               place: Callable[[int, int], Box | None]) -> tuple[dict, Box] | None:
+    """Draw one block of `kind` ("bubble": a bubble with its text; "text": free text with a white
+    halo, sometimes none on plain paper) at the spot `place(w, h)` finds for its size; (truth
+    block, spot taken), or None when no spot was found."""
     page = layers.page
     draw = _Twin(*layers.all())
+    text, lines, style, vertical, mask = _text_mask(rng, page.width, kind)
+    tw, th = mask.size
+    shape = None
+    if kind == "bubble":
+        shape = str(rng.choice(SHAPES))
+        bw, bh = bubble_size(shape, tw, th, pad=style.size * rng.uniform(0.25, 0.7))
+        spot = place(bw, bh)
+        if spot is None:
+            return None
+        draw_bubble(rng, draw, shape, (spot[0], spot[1], spot[2] - 1, spot[3] - 1))
+        tx, ty = spot[0] + (bw - tw) // 2, spot[1] + (bh - th) // 2
+        layers.text(0, (tx, ty), mask)
+        box = spot
+    else:
+        halo = int(rng.integers(2, 5))
+        spot = place(tw + 2 * halo + 6, th + 2 * halo + 6)
+        if spot is None:
+            return None
+        tx, ty = spot[0] + halo + 3, spot[1] + halo + 3
+        # Print keeps free text readable: a white halo, except sometimes on plain paper.
+        ground = np.asarray(page.crop(spot), dtype=np.float32)
+        plain = ground.mean() > 235 and ground.std() < 25
+        if not (plain and rng.random() < 0.5):
+            padded = Image.new("L", (tw + 2 * halo, th + 2 * halo), 0)
+            padded.paste(mask, (halo, halo))
+            layers.paste(255, (tx - halo, ty - halo), padded.filter(ImageFilter.MaxFilter(2 * halo + 1)))
+        layers.text(0, (tx, ty), mask)
+        box = None
+    ix0, iy0, ix1, iy1 = mask.getbbox()
+    text_box = (tx + ix0, ty + iy0, tx + ix1, ty + iy1)
+    if box is None:
+        m = max(2, style.size // 8)
+        box = (text_box[0] - m, text_box[1] - m, text_box[2] + m, text_box[3] + m)
+    return ({"kind": kind, "box": list(box), "text_box": list(text_box), "text": text,
+             "lines": lines, "vertical": vertical, "panel": pi, "shape": shape,
+             "font": style.face.name, "font_size": style.size}, spot)
+
+
+def _add_blocks(rng: np.random.Generator, layers: _Layers, panel: Box, pi: int, border: int,
+                taken: list[Box] | None = None) -> list[dict]:
+    """The blocks of one panel (a few bubbles, maybe free text) in manga order; `taken`: spots
+    to keep clear (they are added to as blocks are placed)."""
+    page = layers.page
     area = (panel[2] - panel[0]) * (panel[3] - panel[1]) / (page.width * page.height)
     n_bubbles = int(rng.integers(0 if area < 0.05 else 1, 3 + int(area * 10)))
     n_free = int(rng.random() < 0.35) + int(rng.random() < 0.1)
     kinds = ["bubble"] * min(n_bubbles, 4) + ["text"] * n_free
     blocks: list[dict] = []
-    taken: list[Box] = []
+    taken = [] if taken is None else taken
     for kind in kinds:
-        text, lines, style, vertical, mask = _text_mask(rng, page.width, kind)
-        tw, th = mask.size
-        shape = None
-        if kind == "bubble":
-            shape = str(rng.choice(SHAPES))
-            bw, bh = bubble_size(shape, tw, th, pad=style.size * rng.uniform(0.25, 0.7))
-            spot = _place(rng, panel, bw, bh, border + 4, taken)
-            if spot is None:
-                continue
-            draw_bubble(rng, draw, shape, (spot[0], spot[1], spot[2] - 1, spot[3] - 1))
-            tx, ty = spot[0] + (bw - tw) // 2, spot[1] + (bh - th) // 2
-            layers.text(0, (tx, ty), mask)
-            box = spot
-        else:
-            halo = int(rng.integers(2, 5))
-            spot = _place(rng, panel, tw + 2 * halo + 6, th + 2 * halo + 6, border + 4, taken)
-            if spot is None:
-                continue
-            tx, ty = spot[0] + halo + 3, spot[1] + halo + 3
-            # Print keeps free text readable: a white halo, except sometimes on plain paper.
-            ground = np.asarray(page.crop(spot), dtype=np.float32)
-            plain = ground.mean() > 235 and ground.std() < 25
-            if not (plain and rng.random() < 0.5):
-                padded = Image.new("L", (tw + 2 * halo, th + 2 * halo), 0)
-                padded.paste(mask, (halo, halo))
-                layers.paste(255, (tx - halo, ty - halo), padded.filter(ImageFilter.MaxFilter(2 * halo + 1)))
-            layers.text(0, (tx, ty), mask)
-            box = None
-        ix0, iy0, ix1, iy1 = mask.getbbox()
-        text_box = (tx + ix0, ty + iy0, tx + ix1, ty + iy1)
-        if box is None:
-            m = max(2, style.size // 8)
-            box = (text_box[0] - m, text_box[1] - m, text_box[2] + m, text_box[3] + m)
+        made = draw_block(rng, layers, kind, pi, lambda w, h: _place(rng, panel, w, h, border + 4, taken))
+        if made is None:
+            continue
+        block, spot = made
         taken.append(spot)
-        blocks.append({"kind": kind, "box": list(box), "text_box": list(text_box), "text": text,
-                       "lines": lines, "vertical": vertical, "panel": pi, "shape": shape,
-                       "font": style.face.name, "font_size": style.size})
+        blocks.append(block)
     return [blocks[i] for i in _rtl_order([tuple(b["box"]) for b in blocks])]
 
 
@@ -219,33 +237,47 @@ def _degrade(rng: np.random.Generator, pages: list[Image.Image]) -> list[Image.I
 
 
 def generate_page(seed: int, index: int = 0, size: tuple[int, int] = DEFAULT_SIZE,
-                  noise: bool = True) -> tuple[Image.Image, dict]:
-    """Draw page `index` of run `seed`: ("L" image of `size` (width, height), truth dict)."""
-    page, _clean, _mask, truth = _generate(seed, index, size, noise, keep_layers=False)
+                  noise: bool = True, layout: str | None = None) -> tuple[Image.Image, dict]:
+    """Draw page `index` of run `seed`: ("L" image of `size` (width, height), truth dict).
+    `layout`: None for the classic grid page, else a kind of tools.synth.layouts.LAYOUTS (a
+    two-page spread is twice `size`'s width) or "mixed" (one kind per page, in turn)."""
+    page, _clean, _mask, truth = _generate(seed, index, size, noise, keep_layers=False, layout=layout)
     return page, truth
 
 
 def generate_page_layers(seed: int, index: int = 0, size: tuple[int, int] = DEFAULT_SIZE,
-                         noise: bool = True) -> tuple[Image.Image, Image.Image, Image.Image, dict]:
+                         noise: bool = True, layout: str | None = None) -> tuple[Image.Image, Image.Image, Image.Image, dict]:
     """(page, clean, text mask, truth): the page of `generate_page` (the same pixels), the page
     without its glyphs (same art, bubbles, halos and wear) and the text mask ("L": 255 where a
     glyph changed the page before wear, antialiased edges in between, 0 elsewhere)."""
-    return _generate(seed, index, size, noise, keep_layers=True)
+    return _generate(seed, index, size, noise, keep_layers=True, layout=layout)
 
 
-def _generate(seed: int, index: int, size: tuple[int, int], noise: bool, keep_layers: bool):
+def _generate(seed: int, index: int, size: tuple[int, int], noise: bool, keep_layers: bool,
+              layout: str | None = None):
     rng = page_rng(seed, index)
-    width, height = size
-    layers = _Layers(Image.new("L", (width, height), 255), keep_layers)
-    draw = _Twin(*layers.all())
-    panels = panel_layout(rng, width, height)
-    blocks: list[dict] = []
-    for pi, panel in enumerate(panels):
-        x0, y0, x1, y1 = panel
-        layers.paste(panel_art(rng, x1 - x0, y1 - y0), (x0, y0), None)
-        border = int(rng.integers(2, 6))
-        draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=0, width=border)
-        blocks.extend(_add_blocks(rng, layers, panel, pi, border))
+    kind = None
+    polygons = None
+    if layout is None:
+        width, height = size
+        layers = _Layers(Image.new("L", (width, height), 255), keep_layers)
+        draw = _Twin(*layers.all())
+        panels = panel_layout(rng, width, height)
+        blocks: list[dict] = []
+        for pi, panel in enumerate(panels):
+            x0, y0, x1, y1 = panel
+            layers.paste(panel_art(rng, x1 - x0, y1 - y0), (x0, y0), None)
+            border = int(rng.integers(2, 6))
+            draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=0, width=border)
+            blocks.extend(_add_blocks(rng, layers, panel, pi, border))
+    else:
+        from tools.synth import layouts
+
+        kind = layouts.layout_for(layout, index)
+        width, height = layouts.page_size(kind, size)
+        layers = _Layers(Image.new("L", (width, height), layouts.background(kind)), keep_layers)
+        polygons, blocks = layouts.draw_layout(rng, layers, kind)
+        panels = [layouts._bbox(p) for p in polygons]
     for i, block in enumerate(blocks):
         block["id"] = f"b{i + 1}"
         block["order"] = i + 1
@@ -260,4 +292,7 @@ def _generate(seed: int, index: int, size: tuple[int, int], noise: bool, keep_la
     blocks = [{"id": b.pop("id"), "order": b.pop("order"), **b} for b in blocks]
     truth = {"version": 1, "seed": seed, "index": index, "width": width, "height": height,
              "panels": [list(p) for p in panels], "blocks": blocks}
+    if kind is not None:
+        truth["layout"] = kind
+        truth["panel_polygons"] = [[[round(x, 1), round(y, 1)] for x, y in p] for p in polygons]
     return page, clean, mask, truth
