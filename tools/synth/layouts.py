@@ -10,7 +10,9 @@ read with.
 
 Each kind is a function drawing on the page's layers (tools.synth.pages._Layers) and returning
 (panels as polygons in reading order, blocks in reading order). They share pages.py's bubble
-and text drawing (`draw_block`, `_add_blocks`), so a bubble here looks like a bubble there.
+and text drawing (`draw_block`), so a bubble here looks like a bubble there; inside a panel the
+blocks lie along its reading path (`_path_blocks`), so what a page of these kinds tests is how
+its panels are read.
 """
 from __future__ import annotations
 
@@ -20,8 +22,9 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from tools.synth.art import doodles, panel_art, screentone
-from tools.synth.pages import Box, _add_blocks, _Layers, _place, _rtl_order, _split, _text_mask, _Twin, draw_block
+from tools.synth.pages import Box, _Layers, _place, _split, _text_mask, _Twin, draw_block
 
+PATH_STEP = 0.04  # of the panel's width: how much less far right each next block on the path reaches
 LAYOUTS = ("overlap", "borderless", "inset", "slanted", "splash", "across", "over_art", "spread", "yonkoma", "dark")
 Point = tuple[float, float]
 Polygon = list[Point]
@@ -114,8 +117,48 @@ def _inner(poly: Polygon, inset: int = 0) -> Box:
     return (int(max(ax, dx)) + inset, int(max(ay, by)) + inset, int(min(bx, cx)) - inset, int(min(cy, dy)) - inset)
 
 
-def _in_order(blocks: list[dict]) -> list[dict]:
-    return [blocks[i] for i in _rtl_order([tuple(b["box"]) for b in blocks])]
+def _path_blocks(rng: np.random.Generator, layers: _Layers, panel: Box, pi: int, border: int,
+                 taken: list[Box] | None = None, on_art: int = 0) -> list[dict]:
+    """The blocks of one panel (as many as a classic panel gets, plus `on_art` texts drawn straight
+    on the art) laid along the panel's reading path, as an artist composes them: each next block
+    reaches less far right than the one before (by PATH_STEP of the panel's width) and starts no
+    higher, and lies wholly below it where the two share a column. The readers' order is then
+    the path's, whatever rule a reader applies; the layout of the page is what is left to read."""
+    page = layers.page
+    area = (panel[2] - panel[0]) * (panel[3] - panel[1]) / (page.width * page.height)
+    n_bubbles = int(rng.integers(0 if area < 0.05 else 1, 3 + int(area * 10)))
+    n_free = int(rng.random() < 0.35) + int(rng.random() < 0.1)
+    kinds = ["bubble"] * min(n_bubbles, 4) + ["text"] * n_free + ["art"] * on_art
+    kinds = [kinds[i] for i in rng.permutation(len(kinds))]
+    taken = [] if taken is None else taken
+    step = PATH_STEP * (panel[2] - panel[0])
+    blocks: list[dict] = []
+    last: Box | None = None
+
+    def place(w: int, h: int) -> Box | None:
+        x0, y0, x1, y1 = panel
+        if last is not None:
+            x1, y0 = min(x1, int(last[2] - step) + border + 4), max(y0, last[1] - border - 4)
+        for _ in range(4):
+            spot = _place(rng, (x0, y0, x1, y1), w, h, border + 4, taken)
+            if spot is None:
+                return None
+            if last is None or spot[2] <= last[0] or spot[1] >= last[3] + 4:  # left of it, or below it
+                return spot
+        return None
+
+    for kind in kinds:
+        if kind == "art":
+            made = _text_on_art(rng, layers, place, pi)
+        else:
+            made = draw_block(rng, layers, kind, pi, place)
+        if made is None:
+            continue
+        block, spot = made
+        taken.append(spot)
+        blocks.append(block)
+        last = tuple(block["box"])
+    return blocks
 
 
 def _classic_panels(rng, layers, polys: list[Polygon], style: str = "plain", frames: bool = True,
@@ -128,7 +171,7 @@ def _classic_panels(rng, layers, polys: list[Polygon], style: str = "plain", fra
         borders.append(border)
     blocks: list[dict] = []
     for pi, (poly, border) in enumerate(zip(polys, borders, strict=True)):
-        blocks.extend(_add_blocks(rng, layers, _inner(poly), pi, border))
+        blocks.extend(_path_blocks(rng, layers, _inner(poly), pi, border))
     return blocks
 
 
@@ -182,7 +225,7 @@ def overlap(rng, layers) -> tuple[list[Polygon], list[dict]]:
             x0, y0, x1, y1 = box
             reach = int(mx * rng.uniform(0.5, 0.9))
             box = (x0 - reach, y0, x1, y1) if x0 == mx else (x0, y0, x1 + reach, y1)
-        blocks.extend(_add_blocks(rng, layers, box, pi, borders[pi], taken))
+        blocks.extend(_path_blocks(rng, layers, box, pi, borders[pi], taken))
     return [_rect(b) for b in grown], blocks
 
 
@@ -198,7 +241,7 @@ def borderless(rng, layers) -> tuple[list[Polygon], list[dict]]:
         _draw_panel(rng, layers, _rect(box), border, "dense")
     blocks: list[dict] = []
     for pi, box in enumerate(boxes):
-        blocks.extend(_add_blocks(rng, layers, box, pi, borders[pi]))
+        blocks.extend(_path_blocks(rng, layers, box, pi, borders[pi]))
     return [_rect(b) for b in boxes], blocks
 
 
@@ -228,10 +271,10 @@ def inset(rng, layers) -> tuple[list[Polygon], list[dict]]:
     blocks: list[dict] = []
     for pi, k in enumerate(order):
         if k == -1:
-            blocks.extend(_add_blocks(rng, layers, ibox, pi, iborder))
+            blocks.extend(_path_blocks(rng, layers, ibox, pi, iborder))
         else:
             taken = [(ibox[0] - band, ibox[1] - band, ibox[2] + band, ibox[3] + band)] if k == big else []
-            blocks.extend(_add_blocks(rng, layers, boxes[k], pi, borders[k], taken))
+            blocks.extend(_path_blocks(rng, layers, boxes[k], pi, borders[k], taken))
     return panels, blocks
 
 
@@ -326,7 +369,7 @@ def splash(rng, layers) -> tuple[list[Polygon], list[dict]]:
     panels = [_rect(box)]
     if ibox is not None:
         panels.append(_rect(ibox))
-        blocks.extend(_add_blocks(rng, layers, ibox, 1, 3))
+        blocks.extend(_path_blocks(rng, layers, ibox, 1, 3))
     return panels, blocks
 
 
@@ -370,29 +413,37 @@ def across(rng, layers) -> tuple[list[Polygon], list[dict]]:
         taken[left].append(band)
     blocks: list[dict] = []
     for pi, box in enumerate(boxes):
-        blocks.extend(_add_blocks(rng, layers, box, pi, borders[pi], taken[pi]))
+        blocks.extend(_path_blocks(rng, layers, box, pi, borders[pi], taken[pi]))
         if pi in straddlers:
             blocks.append(straddlers[pi])
     return [_rect(b) for b in boxes], blocks
 
 
-def _text_on_art(rng, layers, panel: Box, pi: int, taken: list[Box]) -> dict | None:
-    """Free text drawn straight on the art, no halo: white on a dark ground, black on a light one."""
+def _text_on_art(rng, layers, place: Callable[[int, int], Box | None], pi: int) -> tuple[dict, Box] | None:
+    """Free text drawn straight on the art, no halo, where the art leaves it legible: white on a
+    ground dark all over, black on a ground light all over (a spot of both is tried again)."""
     text, lines, style, vertical, mask = _text_mask(rng, layers.page.width, "text")
     tw, th = mask.size
-    spot = _place(rng, panel, tw + 6, th + 6, 10, taken)
-    if spot is None:
-        return None
-    tx, ty = spot[0] + 3, spot[1] + 3
-    ground = float(np.asarray(layers.page.crop(spot), dtype=np.float32).mean())
-    layers.text(255 if ground < 120 else 0, (tx, ty), mask)
-    taken.append(spot)
-    ix0, iy0, ix1, iy1 = mask.getbbox()
-    text_box = (tx + ix0, ty + iy0, tx + ix1, ty + iy1)
-    m = max(2, style.size // 8)
-    return {"kind": "text", "box": [text_box[0] - m, text_box[1] - m, text_box[2] + m, text_box[3] + m],
-            "text_box": list(text_box), "text": text, "lines": lines, "vertical": vertical, "panel": pi,
-            "shape": None, "font": style.face.name, "font_size": style.size}
+    for _ in range(6):
+        spot = place(tw + 6, th + 6)
+        if spot is None:
+            return None
+        ground = np.asarray(layers.page.crop(spot), dtype=np.float32)
+        if np.percentile(ground, 90) < 130:
+            colour = 255
+        elif np.percentile(ground, 10) > 120:
+            colour = 0
+        else:
+            continue
+        tx, ty = spot[0] + 3, spot[1] + 3
+        layers.text(colour, (tx, ty), mask)
+        ix0, iy0, ix1, iy1 = mask.getbbox()
+        text_box = (tx + ix0, ty + iy0, tx + ix1, ty + iy1)
+        m = max(2, style.size // 8)
+        return ({"kind": "text", "box": [text_box[0] - m, text_box[1] - m, text_box[2] + m, text_box[3] + m],
+                 "text_box": list(text_box), "text": text, "lines": lines, "vertical": vertical, "panel": pi,
+                 "shape": None, "font": style.face.name, "font_size": style.size}, spot)
+    return None
 
 
 def over_art(rng, layers) -> tuple[list[Polygon], list[dict]]:
@@ -407,10 +458,7 @@ def over_art(rng, layers) -> tuple[list[Polygon], list[dict]]:
         _draw_panel(rng, layers, _rect(box), border, "dark" if rng.random() < 0.35 else "dense")
     blocks: list[dict] = []
     for pi, box in enumerate(boxes):
-        taken: list[Box] = []
-        inside = [b for _ in range(int(rng.integers(1, 3))) if (b := _text_on_art(rng, layers, box, pi, taken))]
-        inside += _add_blocks(rng, layers, box, pi, borders[pi], taken)
-        blocks.extend(_in_order(inside))
+        blocks.extend(_path_blocks(rng, layers, box, pi, borders[pi], on_art=int(rng.integers(1, 3))))
     return [_rect(b) for b in boxes], blocks
 
 
@@ -470,7 +518,7 @@ def yonkoma(rng, layers) -> tuple[list[Polygon], list[dict]]:
             blocks.append(made[0])
         for i in range(4):
             panels.append(polys[4 * s + i])
-            blocks.extend(_add_blocks(rng, layers, _bbox(polys[4 * s + i]), len(panels) - 1, borders[4 * s + i]))
+            blocks.extend(_path_blocks(rng, layers, _bbox(polys[4 * s + i]), len(panels) - 1, borders[4 * s + i]))
     return panels, blocks
 
 
