@@ -241,7 +241,8 @@ def order_page(book: Book, pd: PageData, order: str) -> list:
     with _LayoutSpy() as spy:
         regions = build_regions(dets, pd.size, order, page=pd.gray)
     layout = spy.last
-    found, sure = (list(layout.panels), bool(layout.sure)) if layout is not None else ([], False)
+    found, sure = ([p for k, p in enumerate(layout.panels) if k not in getattr(layout, "loose", ())], bool(layout.sure)
+                   ) if layout is not None else ([], False)
     book.add("pages")
     book.add("text_boxes", len(pd.truth))
     ranks, dropped = found_order(pd.truth, regions)

@@ -15,7 +15,9 @@ Two rules, the second refining the first (`panel_layout`):
 
 Panels are then put in reading order by their boxes (`order_panels`): tiers top to bottom (a
 cut between boxes, with PANEL_SLACK of the page's height for slanted borders), inside a tier
-the columns right to left (manga) or left to right, recursively.
+the columns right to left (manga) or left to right, recursively; where the panels form both
+tiers and columns, the gutter WIDER than the other parts them first (4-koma strips, the two
+pages of a spread).
 
 Panels narrower or shorter than MIN_PANEL_SIDE of the page that hold no text are slivers of a
 cut, not panels; on a dark or grey page, a region filling less than MIN_REGION_FILL of its box is a
@@ -263,6 +265,7 @@ MIN_REGION_FILL = 0.8  # of its box: a panel is about as full as its box (not a 
 BUBBLE_OUTLINE = 5  # px: a bubble's outline painted as paper with its inside
 REGION_INSIDE = 0.7  # a region lies in a straight-cut panel when this share of its box does
 PANEL_SLACK = 0.02  # of the page's height: how far boxes of two tiers may overlap (slanted borders)
+WIDER = 2.0  # a grid's columns are read first when the gutter between them is this x wider than between its tiers
 MAX_OVERLAP = 0.3  # of the smaller panel: panels overlapping more make the layout unsure ...
 NESTED = 0.9  # ... unless the smaller lies inside the larger's box (an inset panel, an L-shaped panel)
 MAX_OUTSIDE = 0.25  # share of the text boxes outside every panel that makes the layout unsure
@@ -278,6 +281,7 @@ class PanelLayout:
     sure: bool
     dark: bool = False
     crowded: tuple[int, ...] = ()  # panels holding CROWDED text boxes or more (maybe several seen as one)
+    loose: tuple[int, ...] = ()  # not panels: text boxes in no panel, each read as a unit where it lies
 
 
 def _area(b: Box) -> float:
@@ -357,39 +361,72 @@ def _regions(gray: np.ndarray, ignore: Sequence[Box] = (), bubbles: Sequence = (
     return out
 
 
-def order_panels(panels: Sequence[Box], order: str = "rtl", page_height: float | None = None) -> list[Box]:
+def order_panels(panels: Sequence[Box], order: str = "rtl", page_height: float | None = None,
+                 units: Sequence[Box] = ()) -> list[Box]:
     """`panels` in reading order: tiers top to bottom, the panels of a tier (or the columns of
-    stacked panels) right to left for "rtl", left to right for "ltr", recursively."""
-    boxes = list(panels)
+    stacked panels) right to left for "rtl", left to right for "ltr", recursively, each time cut
+    at the widest gutter first. Where the panels fall both into tiers and into columns (a grid),
+    the columns come first when the gutter between them is WIDER than the tiers' (two strips of
+    4-koma, the two pages of a spread, are read one after the other; an ordinary grid, whose
+    tiers are parted by gutters as wide or wider, tier by tier). `units`: boxes read among the
+    panels that do not shape the cuts (text in no panel: a strip's title, a caption in a
+    margin): each goes to the side of a cut where its centre lies, and beside a single panel it
+    comes first when it lies above that panel or beside it on the side read first. Returns the
+    panels and the units in reading order."""
+    boxes = [*panels, *units]
     if not boxes:
         return []
     height = page_height or max(b[3] for b in boxes)
     slack = PANEL_SLACK * height
+    rtl = order == "rtl"
 
-    def groups(idx: list[int], lo: int, hi: int) -> list[list[int]]:
+    def across(i: int) -> float:
+        return -boxes[i][2] if rtl else boxes[i][0]
+
+    def groups(idx: list[int], lo: int, hi: int) -> tuple[list[list[int]], list[float], list[float]]:
+        """(groups along the axis, in order; the gaps between consecutive groups; the middle of each gap)."""
         ranked = sorted(idx, key=lambda i: (boxes[i][lo], boxes[i][hi], i))
-        out, reach = [[ranked[0]]], boxes[ranked[0]][hi]
+        out, reach, gaps, mids = [[ranked[0]]], boxes[ranked[0]][hi], [], []
         for i in ranked[1:]:
             if boxes[i][lo] >= reach - slack:
                 out.append([i])
+                gaps.append(boxes[i][lo] - reach)
+                mids.append((boxes[i][lo] + reach) / 2)
             else:
                 out[-1].append(i)
             reach = max(reach, boxes[i][hi])
-        return out
+        return out, gaps, mids
 
-    def rec(idx: list[int]) -> list[int]:
+    def first_beside(u: int, p: int) -> bool:
+        """Is unit `u` read before the single panel `p`: above it, or beside it on the side read first?"""
+        above = boxes[u][3] <= boxes[p][1] + slack
+        beside = boxes[u][1] < boxes[p][3] and (boxes[u][0] >= boxes[p][2] - slack if rtl else boxes[u][2] <= boxes[p][0] + slack)
+        return above or beside
+
+    def rec(idx: list[int], extra: list[int]) -> list[int]:
+        key = lambda i: (boxes[i][1], across(i), i)  # noqa: E731
         if len(idx) <= 1:
-            return idx
-        tiers = groups(idx, 1, 3)
-        if len(tiers) > 1:
-            return [j for t in tiers for j in rec(t)]
-        cols = groups(idx, 0, 2)
-        if len(cols) > 1:
-            return [j for c in (reversed(cols) if order == "rtl" else cols) for j in rec(c)]
-        across = (lambda i: -boxes[i][2]) if order == "rtl" else (lambda i: boxes[i][0])
-        return sorted(idx, key=lambda i: (boxes[i][1], across(i), i))
+            if not idx:
+                return sorted(extra, key=key)
+            before = [u for u in extra if first_beside(u, idx[0])]
+            return [*sorted(before, key=key), idx[0], *sorted((u for u in extra if u not in before), key=key)]
+        tiers, tier_gaps, tier_mids = groups(idx, 1, 3)
+        cols, col_gaps, col_mids = groups(idx, 0, 2)
+        by_cols = len(cols) > 1 and (len(tiers) == 1 or max(col_gaps) >= WIDER * max(1.0, max(tier_gaps)))
+        parts, gaps, mids = (cols, col_gaps, col_mids) if by_cols else (tiers, tier_gaps, tier_mids)
+        if len(parts) == 1:
+            return sorted([*idx, *extra], key=key)
+        k = gaps.index(max(gaps))  # cut at the widest gutter first, then each side
+        axis = 0 if by_cols else 1
+        first, second = [j for g in parts[:k + 1] for j in g], [j for g in parts[k + 1:] for j in g]
+        near = [u for u in extra if (boxes[u][axis] + boxes[u][axis + 2]) / 2 < mids[k]]
+        far = [u for u in extra if u not in near]
+        if by_cols and rtl:
+            return rec(second, far) + rec(first, near)
+        return rec(first, near) + rec(second, far)
 
-    return [boxes[i] for i in rec(list(range(len(boxes))))]
+    n = len(panels)
+    return [boxes[i] for i in rec(list(range(n)), list(range(n, len(boxes))))]
 
 
 def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (),
@@ -410,8 +447,15 @@ def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (
         panels.extend(split_by_regions(p, list(regions), regions))
     h, w = gray.shape
     panels = order_panels(drop_slivers(panels, ignore, (w, h)), order, float(h))
-    panels, sure = settle_overlaps(panels, ignore, order, float(h))
-    return PanelLayout(tuple(panels), sure, dark, _crowded(panels, ignore))
+    settled, sure = settle_overlaps(panels, ignore, order, float(h))
+    # text in no panel (a strip's title, a caption in a gutter or margin) is a unit of its own,
+    # read where it lies among the panels (the panels set last by settle_overlaps stay last)
+    loose = list(dict.fromkeys(t for t in ignore if not any(_inter(t, p) > 0 for p in settled)))
+    if not (loose and sure):
+        return PanelLayout(tuple(settled), sure, dark, _crowded(settled, ignore))
+    head = [p for p in settled if p not in _set_last(panels, ignore)]
+    units = [*order_panels(head, order, float(h), loose), *(p for p in settled if p not in head)]
+    return PanelLayout(tuple(units), sure, dark, _crowded(units, ignore), tuple(k for k, p in enumerate(units) if p in loose))
 
 
 def settle_overlaps(panels: Sequence[Box], texts: Sequence[Box], order: str, height: float) -> tuple[list[Box], bool]:
@@ -424,13 +468,21 @@ def settle_overlaps(panels: Sequence[Box], texts: Sequence[Box], order: str, hei
         return panels, True
     if not texts:
         return panels, False
+    last = _set_last(panels, texts)
+    kept = [p for p in panels if p not in last]
+    if last and _sure(kept, texts):
+        return [*order_panels(kept, order, height), *last], True
+    return panels, False
+
+
+def _set_last(panels: Sequence[Box], texts: Sequence[Box]) -> list[Box]:
+    """The panels settle_overlaps may set aside: holding no text and overlapping another."""
+    if not texts:
+        return []
     from app.detect.order import panel_of
 
     holding = {panel_of(t, panels) for t in texts}
-    kept = [p for k, p in enumerate(panels) if k in holding or not _overlaps(p, panels)]
-    if len(kept) < len(panels) and _sure(kept, texts):
-        return [*order_panels(kept, order, height), *(p for p in panels if p not in kept)], True
-    return panels, False
+    return [p for k, p in enumerate(panels) if k not in holding and _overlaps(p, panels)]
 
 
 def split_by_regions(piece: Box, regions: Sequence[Box], fills: dict[Box, float] | None = None) -> list[Box]:
@@ -504,6 +556,6 @@ def _sure(panels: Sequence[Box], boxes: Sequence[Box]) -> bool:
 def find_panels(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (),
                 bubbles: Sequence = ()) -> list[Box]:
     """Panel boxes (x0, y0, x1, y1) of the grayscale page `gray` (H, W uint8) in reading order
-    (`panel_layout`'s panels; [] when the finder is not sure of them)."""
+    (`panel_layout`'s panels, without the loose text units; [] when the finder is not sure of them)."""
     layout = panel_layout(gray, order, ignore, bubbles)
-    return list(layout.panels) if layout.sure else []
+    return [p for k, p in enumerate(layout.panels) if k not in layout.loose] if layout.sure else []
