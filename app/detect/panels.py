@@ -14,7 +14,8 @@ Two rules, the second refining the first (`panel_layout`):
    REGION_INSIDE of each) is replaced by them, cut to it.
 
 Panels are then put in reading order by their boxes (`order_panels`): tiers top to bottom (a
-cut between boxes, with PANEL_SLACK of the page's height for slanted borders), inside a tier
+cut between boxes, with PANEL_SLACK of the page's height or SLANT of the panel's own height
+for slanted borders), inside a tier
 the columns right to left (manga) or left to right, recursively; where the panels form both
 tiers and columns, the gutter WIDER than the other parts them first (4-koma strips, the two
 pages of a spread).
@@ -265,6 +266,7 @@ MIN_REGION_FILL = 0.8  # of its box: a panel is about as full as its box (not a 
 BUBBLE_OUTLINE = 5  # px: a bubble's outline painted as paper with its inside
 REGION_INSIDE = 0.7  # a region lies in a straight-cut panel when this share of its box does
 PANEL_SLACK = 0.02  # of the page's height: how far boxes of two tiers may overlap (slanted borders)
+SLANT = 0.25  # of a panel's height (width): how far its box may overlap the tier (column) before it
 WIDER = 2.0  # a grid's columns are read first when the gutter between them is this x wider than between its tiers
 MAX_OVERLAP = 0.3  # of the smaller panel: panels overlapping more make the layout unsure ...
 NESTED = 0.9  # ... unless the smaller lies inside the larger's box (an inset panel, an L-shaped panel)
@@ -388,7 +390,9 @@ def order_panels(panels: Sequence[Box], order: str = "rtl", page_height: float |
         ranked = sorted(idx, key=lambda i: (boxes[i][lo], boxes[i][hi], i))
         out, reach, gaps, mids = [[ranked[0]]], boxes[ranked[0]][hi], [], []
         for i in ranked[1:]:
-            if boxes[i][lo] >= reach - slack:
+            # a new group when it overlaps the ones before by little: PANEL_SLACK of the page,
+            # or SLANT of its own extent (the boxes of panels parted by a slanted gutter overlap)
+            if boxes[i][lo] >= reach - max(slack, SLANT * (boxes[i][hi] - boxes[i][lo])):
                 out.append([i])
                 gaps.append(boxes[i][lo] - reach)
                 mids.append((boxes[i][lo] + reach) / 2)
