@@ -188,7 +188,7 @@ def load_pages(data: Path, books: list[str] | None = None) -> dict[str, list[Pag
     return out
 
 
-def synthetic_pages(seed: int, count: int, layout: str | None = None) -> list[PageData]:
+def synthetic_pages(seed: int, count: int, layout: str | None = None, size: tuple[int, int] | None = None) -> list[PageData]:
     """`count` fresh pages of tools.synth (run `seed`; `layout`: None for the classic grid pages,
     a kind of tools.synth.layouts or "mixed") as annotated pages: the truth's text boxes (the
     glyphs' ink) in the truth's reading order, its panels."""
@@ -196,7 +196,7 @@ def synthetic_pages(seed: int, count: int, layout: str | None = None) -> list[Pa
 
     out = []
     for i in range(count):
-        image, truth = generate_page(seed, i, layout=layout)
+        image, truth = generate_page(seed, i, layout=layout, **({"size": size} if size else {}))
         gray = gray_page(image)
         out.append(PageData("synthetic", i, gray, (gray.shape[1], gray.shape[0]),
                             [tuple(float(v) for v in b["text_box"]) for b in truth["blocks"]],

@@ -267,7 +267,7 @@ BUBBLE_OUTLINE = 5  # px: a bubble's outline painted as paper with its inside
 REGION_INSIDE = 0.7  # a region lies in a straight-cut panel when this share of its box does
 PANEL_SLACK = 0.02  # of the page's height: how far boxes of two tiers may overlap (slanted borders)
 SLANT = 0.25  # of a panel's height (width): how far its box may overlap the tier (column) before it
-WIDER = 2.0  # a grid's columns are read first when the gutter between them is this x wider than between its tiers
+WIDER = 3.0  # a grid's columns are read first when the gutter between them is this x wider than between its tiers
 MAX_OVERLAP = 0.3  # of the smaller panel: panels overlapping more make the layout unsure ...
 NESTED = 0.9  # ... unless the smaller lies inside the larger's box (an inset panel, an L-shaped panel)
 MAX_OUTSIDE = 0.25  # share of the text boxes outside every panel that makes the layout unsure
@@ -416,7 +416,9 @@ def order_panels(panels: Sequence[Box], order: str = "rtl", page_height: float |
             return [*sorted(before, key=key), idx[0], *sorted((u for u in extra if u not in before), key=key)]
         tiers, tier_gaps, tier_mids = groups(idx, 1, 3)
         cols, col_gaps, col_mids = groups(idx, 0, 2)
-        by_cols = len(cols) > 1 and (len(tiers) == 1 or max(col_gaps) >= WIDER * max(1.0, max(tier_gaps)))
+        # tiers whose boxes overlap (a slanted gutter) are parted by a gutter of unknown width: the slack
+        tier_gutter = max(tier_gaps) if tiers and max(tier_gaps, default=0.0) > 0 else slack
+        by_cols = len(cols) > 1 and (len(tiers) == 1 or max(col_gaps) >= WIDER * tier_gutter)
         parts, gaps, mids = (cols, col_gaps, col_mids) if by_cols else (tiers, tier_gaps, tier_mids)
         if len(parts) == 1:
             return sorted([*idx, *extra], key=key)

@@ -185,21 +185,22 @@ def overlap(rng, layers) -> tuple[list[Polygon], list[dict]]:
     w, h = layers.page.size
     mx, my, g = _margins(rng, w, h)
     boxes = _grid(rng, (mx, my, w - mx, h - my), g)
-    # the panel grown over a neighbour: its left neighbour in the row (read after it) or the one below
+    # the panel grown over a neighbour: the next one on its left in the row (read after it) or just below
     candidates = [(k, j) for k, a in enumerate(boxes) for j, b in enumerate(boxes)
-                  if j != k and ((b[1] == a[1] and b[2] < a[0]) or (b[1] > a[3] and b[0] < a[2] and a[0] < b[2]))]
+                  if j != k and ((b[1] == a[1] and 0 < a[0] - b[2] <= 2 * g)
+                                 or (0 < b[1] - a[3] <= 2 * g and b[0] < a[2] and a[0] < b[2]))]
     grown = list(boxes)
-    top = None
+    top = under = None
     if candidates:
         k, j = candidates[int(rng.integers(len(candidates)))]
         a, b = boxes[k], boxes[j]
         if b[1] == a[1]:  # left neighbour: grow left into it
-            reach = int((b[2] - b[0]) * rng.uniform(0.15, 0.3))
+            reach = int((b[2] - b[0]) * rng.uniform(0.1, 0.2))
             grown[k] = (b[2] - reach, a[1], a[2], a[3])
         else:  # the panel below: grow down into it
-            reach = int((b[3] - b[1]) * rng.uniform(0.15, 0.3))
+            reach = int((b[3] - b[1]) * rng.uniform(0.1, 0.2))
             grown[k] = (a[0], a[1], a[2], b[1] + reach)
-        top = k
+        top, under = k, j
     borders = [int(rng.integers(2, 6)) for _ in boxes]
     draw = _Twin(*layers.all())
     for k in [i for i in range(len(boxes)) if i != top] + ([top] if top is not None else []):
@@ -207,11 +208,12 @@ def overlap(rng, layers) -> tuple[list[Polygon], list[dict]]:
             x0, y0, x1, y1 = grown[k]
             draw.rectangle((x0 - 6, y0 - 6, x1 + 5, y1 + 5), fill=255)
         _draw_panel(rng, layers, _rect(grown[k]), borders[k])
-    # a figure of the art across a border (into the gutter and maybe the next panel)
-    k = int(rng.integers(len(boxes)))
+    # a figure of the art across a border of another panel (into the gutter, or the margin)
+    others = [i for i in range(len(boxes)) if i not in (top, under)] or list(range(len(boxes)))
+    k = others[int(rng.integers(len(others)))]
     x0, y0, x1, y1 = grown[k]
     side = int(rng.integers(4))
-    r = int(rng.uniform(0.06, 0.12) * min(w, h))
+    r = int(rng.uniform(0.04, 0.08) * min(w, h))
     cx, cy = ((x0, (y0 + y1) / 2), ((x0 + x1) / 2, y0), (x1, (y0 + y1) / 2), ((x0 + x1) / 2, y1))[side]
     draw.ellipse((cx - r, cy - r * 1.3, cx + r, cy + r * 1.3), fill=int(rng.integers(60, 170)), outline=0, width=3)
     # the blocks; one panel at the page's edge lets its bubbles out over the frame, into the margin
@@ -469,7 +471,7 @@ def spread(rng, layers) -> tuple[list[Polygon], list[dict]]:
     w, h = layers.page.size
     half = w // 2
     mx, my, g = _margins(rng, half, h)
-    bind = int(half * rng.uniform(0.03, 0.06))
+    bind = int(half * rng.uniform(0.04, 0.08))  # each page's inner margin, beside the binding
     span = str(rng.choice(["none", "top", "bottom"]))
     sh = int(h * rng.uniform(0.25, 0.38)) if span != "none" else 0
     top, bottom = my + (sh + g if span == "top" else 0), h - my - (sh + g if span == "bottom" else 0)
@@ -482,11 +484,11 @@ def spread(rng, layers) -> tuple[list[Polygon], list[dict]]:
 
 def yonkoma(rng, layers) -> tuple[list[Polygon], list[dict]]:
     """4-koma: two strips of four panels of one size stacked, a wide gutter between the strips
-    (much wider than between the panels), a title above each strip. The right strip is read
+    (3.5 to 6 times the gutter between its panels), a title above each strip. The right strip is read
     first, its title then its panels top to bottom; then the left one."""
     w, h = layers.page.size
     mx, my, g = _margins(rng, w, h)
-    wide = int(w * rng.uniform(0.05, 0.09))
+    wide = int(g * rng.uniform(3.5, 6.0))  # strips stand apart: far wider than the gutters between panels
     title_h = int(h * rng.uniform(0.05, 0.08))
     strip_w = (w - 2 * mx - wide) // 2
     strips = [(w - mx - strip_w, w - mx), (mx, mx + strip_w)]
