@@ -47,7 +47,8 @@ import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from app.detect import Detection, build_regions  # noqa: E402
-from app.detect.blocks import gray_page, intersection, iou  # noqa: E402
+from app.detect.blocks import gray_page, intersection, iou, read_page  # noqa: E402
+from app.detect.confidence import needs_check  # noqa: E402
 from app.detect.order import reading_order  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "openmantra-dev"
@@ -113,9 +114,10 @@ class Book:
             "pages", "order_pages", "exact", "exact_pagewide", "exact_truth_panels", "tau", "tau_pagewide",
             "tau_truth_panels", "truth_panels", "found_panels", "matched_panels", "merged_pages", "sure_pages",
             "text_boxes", "dropped", "with_bubble", "bubble_ok", "dir_boxes", "dir_right", "dir_short",
-            "dir_short_right", "captions", "sfx")}
+            "dir_short_right", "captions", "sfx", "marked", "marked_wrong", "unmarked_right")}
         self.failures: list[str] = []
         self.pages: list[tuple[int, list, bool]] = []  # (page index, panels found, sure)
+        self.confidences: list[tuple[float, bool]] = []  # (order confidence, in exact order) of pages with 2+ boxes
 
     def add(self, key: str, v: float = 1.0) -> None:
         self.f[key] += v
@@ -123,6 +125,7 @@ class Book:
     def merge(self, other: Book) -> None:
         for k, v in other.f.items():
             self.f[k] += v
+        self.confidences += other.confidences
 
     def summary(self) -> dict:
         f = self.f
@@ -142,6 +145,13 @@ class Book:
             "direction": f["dir_right"] / max(1.0, f["dir_boxes"]), "direction_boxes": int(f["dir_boxes"]),
             "direction_short": f["dir_short_right"] / max(1.0, f["dir_short"]), "direction_short_boxes": int(f["dir_short"]),
             "captions": int(f["captions"]), "sfx": int(f["sfx"]),
+            # the "check the order" mark (app.detect.confidence) against the annotators' order
+            "marked": int(f["marked"]), "marked_share": f["marked"] / n,
+            "marked_wrong": int(f["marked_wrong"]),
+            "marked_precision": f["marked_wrong"] / max(1.0, f["marked"]),
+            "unmarked_right": f["unmarked_right"] / max(1.0, f["order_pages"] - f["marked"]),
+            "wrong_marked": f["marked_wrong"] / max(1.0, f["order_pages"] - f["exact"]),
+            "wrong_pages": int(f["order_pages"] - f["exact"]),
         }
 
 
@@ -239,7 +249,8 @@ def order_page(book: Book, pd: PageData, order: str) -> list:
     """Score the order and the panels of one page into `book`; the regions found."""
     dets = [Detection(t, "text", 0.9, None, "text") for t in pd.truth]
     with _LayoutSpy() as spy:
-        regions = build_regions(dets, pd.size, order, page=pd.gray)
+        reading = read_page(dets, pd.size, order, page=pd.gray)
+    regions = list(reading.regions)
     layout = spy.last
     found, sure = ([p for k, p in enumerate(layout.panels) if k not in getattr(layout, "loose", ())], bool(layout.sure)
                    ) if layout is not None else ([], False)
@@ -267,6 +278,11 @@ def order_page(book: Book, pd: PageData, order: str) -> list:
         book.add("tau_truth_panels", kendall_tau(tp))
         if not exact:
             book.failures.append(f"{pd.index}: {ranks} dropped {dropped}")
+        marked = needs_check(reading.confidence)
+        book.add("marked", marked)
+        book.add("marked_wrong", marked and not exact)
+        book.add("unmarked_right", not marked and exact)
+        book.confidences.append((reading.confidence, bool(exact)))
     book.pages.append((pd.index, found, sure))
     return regions
 
@@ -425,6 +441,10 @@ ROWS = [
     ("text boxes dropped", lambda s: f"{s['dropped']} of {s['text_boxes']}"),
     ("bubble found / right", lambda s: f"{s['with_bubble']} / {s['bubble_ok']} of {s['text_boxes']}"),
     ("free text: captions / SFX", lambda s: f"{s['captions']} / {s['sfx']} of {s['text_boxes']}"),
+    ("'check the order': pages marked", lambda s: f"{100 * s['marked_share']:.1f} % ({s['marked']}/{s['order_pages']})"),
+    ("... of those out of order, marked", lambda s: f"{100 * s['wrong_marked']:.1f} % ({s['marked_wrong']}/{s['wrong_pages']})"),
+    ("... marked and out of order", lambda s: f"{100 * s['marked_precision']:.1f} %"),
+    ("... not marked and right", lambda s: f"{100 * s['unmarked_right']:.1f} %"),
     ("direction right (tall/wide boxes)", lambda s: f"{100 * s['direction']:.1f} % of {s['direction_boxes']}"),
     ("... of 2-3 characters", lambda s: f"{100 * s['direction_short']:.1f} % of {s['direction_short_boxes']}"),
 ]

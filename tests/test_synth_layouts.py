@@ -115,3 +115,16 @@ def test_pages_whose_panels_break_their_frames_are_mostly_read_in_order():
     # some of these pages still defeat the panel finder (docs/synthetic-pages.md); most do not
     read = [_read_in_truth_order(*generate_page(SEED, i, size=SIZE, layout="overlap")) for i in range(6)]
     assert sum(read) >= 3, read
+
+
+def test_the_command_line_writes_pages_of_a_layout(tmp_path, capsys):
+    import json
+
+    from tools.synth.__main__ import main
+
+    assert main([str(tmp_path / "out"), "--pages", "2", "--seed", "5", "--size", "768x1086", "--layout", "mixed"]) == 0
+    truths = [json.loads((tmp_path / "out" / f"page_000{i}.json").read_text(encoding="utf-8")) for i in range(2)]
+    assert [t["layout"] for t in truths] == list(LAYOUTS[:2])
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "bad"), "--pages", "1", "--layout", "manga"])
+    assert "yonkoma" in capsys.readouterr().err

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -166,10 +166,25 @@ def block_is_vertical(box: Box, page: np.ndarray | None = None, shape_box: Box |
     return is_vertical(shape_box or box)
 
 
+@dataclass(frozen=True)
+class PageReading:
+    """What reading one page gives: its `regions` in reading order, the `panels` the order used
+    (empty: the page-wide rule), the panels read by the page-wide rule (`crowded`), and how
+    sure the order is (`confidence` in [0, 1]; `doubts`: why it is less than 1, in words;
+    `signs`: what it was weighed from; app.detect.confidence)."""
+
+    regions: tuple[Region, ...]
+    panels: tuple[Box, ...] = ()
+    crowded: tuple[int, ...] = ()
+    confidence: float = 1.0
+    doubts: tuple[str, ...] = ()
+    signs: dict = field(default_factory=dict)  # the signs the confidence weighs (app.detect.confidence.signs)
+
+
 def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], order: str = "rtl",
                   kinds: Sequence[str] = READ_KINDS, page: np.ndarray | None = None,
                   widen_text: bool | None = None) -> list[Region]:
-    """The regions to read on one page, in reading order.
+    """The regions to read on one page, in reading order (`read_page`'s regions).
 
     detections: from `Detector.detect` for this page; image_size: (width, height) in pixels of
     the same image; order: "rtl" (manga) or "ltr" (comics, webtoons); page: the same image as a
@@ -180,11 +195,21 @@ def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], 
     page is a bubble). Deterministic: the same detections give the same regions in the
     same order, whatever order they came in.
     """
+    return list(read_page(detections, image_size, order, kinds, page, widen_text).regions)
+
+
+def read_page(detections: Sequence[Detection], image_size: tuple[int, int], order: str = "rtl",
+              kinds: Sequence[str] = READ_KINDS, page: np.ndarray | None = None,
+              widen_text: bool | None = None) -> PageReading:
+    """`build_regions`' regions with the panels they were read by and the order's confidence
+    (same arguments)."""
+    from app.detect.confidence import order_confidence, signs
+
     dets = [d for d in detections if d.kind in kinds]
     dets = [Detection(_clamp(d.box, image_size), d.kind, d.score, d.polygon, d.label) for d in dets]
     dets = [d for d in dets if area(d.box) > 0]
     groups = _absorb_text_into_bubbles(_merge_duplicates(dets))
-    panels, crowded = None, ()
+    panels, crowded, layout = None, (), None
     if page is not None:
         from app.detect.ink import is_line_art
         from app.detect.panels import panel_layout
@@ -198,9 +223,14 @@ def build_regions(detections: Sequence[Detection], image_size: tuple[int, int], 
         if layout.sure:  # an unsure finder is never used: the page-wide rule
             panels, crowded = list(layout.panels), layout.crowded
     boxes = [tuple(round(v, 2) for v in g.box) for g in groups]
-    return [Region(box=boxes[i], kind=groups[i].kind, score=round(groups[i].score, 4), polygon=groups[i].polygon,
-                   vertical=block_is_vertical(groups[i].text_box or boxes[i], page, groups[i].text_box or groups[i].box))
-            for i in reading_order(boxes, order, panels, crowded)]
+    ranked = reading_order(boxes, order, panels, crowded)
+    regions = tuple(Region(box=boxes[i], kind=groups[i].kind, score=round(groups[i].score, 4), polygon=groups[i].polygon,
+                           vertical=block_is_vertical(groups[i].text_box or boxes[i], page,
+                                                      groups[i].text_box or groups[i].box))
+                    for i in ranked)
+    found = signs([boxes[i] for i in ranked], order, layout, page is not None)
+    confidence, doubts = order_confidence(found) if len(boxes) >= 2 else (1.0, ())
+    return PageReading(regions, tuple(panels or ()), tuple(crowded), confidence, doubts, found)
 
 
 def _widen_to_bubbles(groups: list[_Group], page: np.ndarray) -> list[_Group]:

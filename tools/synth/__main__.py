@@ -1,6 +1,7 @@
 """Command line for the synthetic data generator.
 
     python -m tools.synth OUT --pages N --seed S            pages (PNG) + truth (JSON)
+        [--layout KIND|mixed]                               the layouts real books have (docs/synthetic-pages.md)
         [--layers DIR]                                      + each page without its text and its
                                                               text mask (DIR/NAME.clean.png, .mask.png)
     python -m tools.synth crops OUT --count N --seed S      crops + manifest.jsonl (eval format)
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--max-side", type=int, default=None, help="downsize saved images to this long side")
     if mode == "pages":
         p.add_argument("--clean", action="store_true", help="no blur/noise/paper tone")
+        p.add_argument("--layout", default=None, help="a layout kind (overlap, borderless, inset, slanted, splash, "
+                                                      "across, over_art, spread, yonkoma, dark) or mixed; "
+                                                      "default: the classic grid pages")
         p.add_argument("--layers", type=Path, default=None,
                        help="also write each page without its text (NAME.clean.png) and its text mask "
                             "(NAME.mask.png) into this folder")
@@ -63,8 +67,15 @@ def main(argv: list[str] | None = None) -> int:
                           args.workers)
         what = f"{args.pages} pages, {path}"
     else:
+        if args.layout is not None:
+            from tools.synth.layouts import layout_for
+
+            try:
+                layout_for(args.layout, 0)
+            except ValueError as exc:
+                p.error(str(exc))
         write_pages(args.out, args.pages, args.seed, args.size, noise=not args.clean, workers=args.workers,
-                    layers=args.layers)
+                    layers=args.layers, layout=args.layout)
         what = f"{args.pages} pages in {args.out}"
     print(f"wrote {what} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0

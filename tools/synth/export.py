@@ -26,22 +26,23 @@ def _png_bytes(image: Image.Image) -> bytes:
 
 
 def _page_job(args: tuple) -> tuple[bytes, dict]:
-    seed, index, size, noise = args
-    image, truth = generate_page(seed, index, size=size, noise=noise)
+    seed, index, size, noise, layout = args
+    image, truth = generate_page(seed, index, size=size, noise=noise, layout=layout)
     return _png_bytes(image), truth
 
 
 def iter_pages(seed: int, indices, size=DEFAULT_SIZE, noise: bool = True,
-               workers: int = 1) -> Iterator[tuple[int, Image.Image, dict]]:
-    """(index, page image, truth) for each index, in order; `workers` > 1 draws in processes."""
+               workers: int = 1, layout: str | None = None) -> Iterator[tuple[int, Image.Image, dict]]:
+    """(index, page image, truth) for each index, in order; `workers` > 1 draws in processes;
+    `layout`: a kind of tools.synth.layouts, "mixed", or None for the classic pages."""
     indices = list(indices)
     if workers <= 1:
         for i in indices:
-            image, truth = generate_page(seed, i, size=size, noise=noise)
+            image, truth = generate_page(seed, i, size=size, noise=noise, layout=layout)
             yield i, image, truth
         return
     with ProcessPoolExecutor(workers) as pool:
-        jobs = [(seed, i, tuple(size), noise) for i in indices]
+        jobs = [(seed, i, tuple(size), noise, layout) for i in indices]
         for i, (png, truth) in zip(indices, pool.map(_page_job, jobs, chunksize=4), strict=True):
             yield i, Image.open(io.BytesIO(png)), truth
 
@@ -51,28 +52,28 @@ def _write_json(path: Path, data) -> None:
 
 
 def _layers_job(args: tuple) -> tuple[bytes, bytes, bytes, dict]:
-    seed, index, size, noise = args
-    page, clean, mask, truth = generate_page_layers(seed, index, size=size, noise=noise)
+    seed, index, size, noise, layout = args
+    page, clean, mask, truth = generate_page_layers(seed, index, size=size, noise=noise, layout=layout)
     return _png_bytes(page), _png_bytes(clean), _png_bytes(mask), truth
 
 
-def iter_page_layers(seed: int, indices, size=DEFAULT_SIZE, noise: bool = True,
-                     workers: int = 1) -> Iterator[tuple[int, Image.Image, Image.Image, Image.Image, dict]]:
+def iter_page_layers(seed: int, indices, size=DEFAULT_SIZE, noise: bool = True, workers: int = 1,
+                     layout: str | None = None) -> Iterator[tuple[int, Image.Image, Image.Image, Image.Image, dict]]:
     """(index, page, clean page, text mask, truth) for each index (see `generate_page_layers`)."""
     indices = list(indices)
     if workers <= 1:
         for i in indices:
-            yield (i, *generate_page_layers(seed, i, size=size, noise=noise))
+            yield (i, *generate_page_layers(seed, i, size=size, noise=noise, layout=layout))
         return
     with ProcessPoolExecutor(workers) as pool:
-        jobs = [(seed, i, tuple(size), noise) for i in indices]
+        jobs = [(seed, i, tuple(size), noise, layout) for i in indices]
         for i, (page, clean, mask, truth) in zip(indices, pool.map(_layers_job, jobs, chunksize=4), strict=True):
             yield i, Image.open(io.BytesIO(page)), Image.open(io.BytesIO(clean)), Image.open(io.BytesIO(mask)), truth
 
 
 def write_pages(out: Path, pages: int, seed: int, size=DEFAULT_SIZE, noise: bool = True,
                 workers: int = 1, start: int = 0, prefix: str = "page_",
-                layers: Path | None = None) -> list[Path]:
+                layers: Path | None = None, layout: str | None = None) -> list[Path]:
     """Write `out/{prefix}NNNN.png` and the matching `.json` truth for pages start..start+pages-1.
 
     With `layers`, also write into that folder `{prefix}NNNN.clean.png` (the page without its
@@ -85,9 +86,9 @@ def write_pages(out: Path, pages: int, seed: int, size=DEFAULT_SIZE, noise: bool
         Path(layers).mkdir(parents=True, exist_ok=True)
     indices = range(start, start + pages)
     if layers is None:
-        items = ((i, image, None, None, truth) for i, image, truth in iter_pages(seed, indices, size, noise, workers))
+        items = ((i, image, None, None, truth) for i, image, truth in iter_pages(seed, indices, size, noise, workers, layout))
     else:
-        items = iter_page_layers(seed, indices, size, noise, workers)
+        items = iter_page_layers(seed, indices, size, noise, workers, layout)
     written = []
     for i, image, clean, mask, truth in items:
         name = f"{prefix}{i:04d}"
