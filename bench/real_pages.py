@@ -24,6 +24,9 @@ order). The annotated text boxes go in as detections of a text detector (kind "t
     python bench/real_pages.py [--data DIR] [--books a,b] [--json] [--draw DIR --draw-pages book:idx,...]
                                [--letter DIR]
 
+--learned MODEL reads the order with the pairwise model of tools/order_model.py (trained on
+generated pages by tools/train_order.py --order) instead of the rules, for comparing the two.
+
 --letter writes the chosen pages (--draw-pages) lettered with the annotators' English, cleaned
 by OpenCV, through the app's export (app.core.exports.translated_pages): how a page read with a text
 detector comes out, each text box widened to its bubble. Only for looking at, never committed.
@@ -245,12 +248,29 @@ class _LayoutSpy:
         self.module.panel_layout = self.real
 
 
+LEARNED: dict | None = None  # --learned MODEL: tools/order_model.py's model, loaded
+
+
+def _learned(reading, size, order: str) -> list[int]:
+    """The regions of `reading` (in the rules' order) in the learned model's order."""
+    from app.detect.order import panel_of
+    from tools.order_model import learned_order
+
+    boxes = [r.box for r in reading.regions]
+    wide = reading_order(boxes, order)
+    ranks = [panel_of(b, reading.panels) for b in boxes] if reading.panels else [0] * len(boxes)
+    return learned_order(boxes, size, order, ranks, list(range(len(boxes))), [wide.index(i) for i in range(len(boxes))],
+                         LEARNED)
+
+
 def order_page(book: Book, pd: PageData, order: str) -> list:
     """Score the order and the panels of one page into `book`; the regions found."""
     dets = [Detection(t, "text", 0.9, None, "text") for t in pd.truth]
     with _LayoutSpy() as spy:
         reading = read_page(dets, pd.size, order, page=pd.gray)
     regions = list(reading.regions)
+    if LEARNED is not None:  # --learned: the pairwise model's order instead of the rules'
+        regions = [regions[i] for i in _learned(reading, pd.size, order)]
     layout = spy.last
     found, sure = ([p for k, p in enumerate(layout.panels) if k not in getattr(layout, "loose", ())], bool(layout.sure)
                    ) if layout is not None else ([], False)
@@ -466,6 +486,8 @@ def main() -> int:
                         "and on fresh synthetic pages (bench/cross_books.py)")
     p.add_argument("--synthetic-seed", type=int, default=4747, help="--cross: the synthetic pages' seed")
     p.add_argument("--synthetic-pages", type=int, default=40, help="--cross: how many synthetic pages (0: none)")
+    p.add_argument("--learned", type=Path, default=None,
+                   help="read the order with a pairwise model written by tools/train_order.py --order")
     p.add_argument("--knobs", default="", help="--cross: only the rules/thresholds whose name holds one of "
                                                "these comma-separated words")
     args = p.parse_args()
@@ -473,6 +495,11 @@ def main() -> int:
         print(f"{args.data}: no annotation.json here; pass --data with an OpenMantra-format folder", file=sys.stderr)
         return 2
     books = [b for b in args.books.split(",") if b] or None
+    if args.learned is not None:
+        from tools.order_model import load_model
+
+        global LEARNED
+        LEARNED = load_model(str(args.learned))
     if args.cross:
         return _cross(args, books)
     result = run(args.data, books, args.order, args.draw, {s for s in args.draw_pages.split(",") if s}, args.letter)

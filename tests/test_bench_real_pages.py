@@ -62,5 +62,9 @@ def test_the_figures_on_pages_with_known_answers(tmp_path):
     assert s["dropped"] == 0
     assert s["with_bubble"] == 8 and s["bubble_ok"] == 8
     assert s["direction_boxes"] == 8 and s["direction"] == 1.0  # tall boxes of three characters
+    # the 'check the order' calibration: a plain grid of one bubble a panel is not marked, so
+    # the page annotated otherwise is out of order unmarked
+    assert s["marked"] == 0 and s["wrong_pages"] == 1 and s["wrong_marked"] == 0.0
+    assert s["unmarked_right"] == 0.5 and s["marked_precision"] == 0.0
     assert result["all"]["order_exact_pages"] == 1
     assert result["failures"]["drawn"] and result["failures"]["drawn"][0].startswith("1:")

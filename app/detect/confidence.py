@@ -1,42 +1,40 @@
 """How sure the reading order of a page is: a confidence in [0, 1] and its doubts, in words.
 
 The order comes out of rules (app.detect.panels, app.detect.order) that are sometimes wrong; the
-page knows where it leaned on a guess. Each sign of a guess is a feature of the page (`signs`):
+page knows where it leaned on a guess. Each sign of a guess is measured on the page (`signs`)
+and has a severity (`SEVERITY`); the confidence is 1 minus the gravest. Three signs say alone
+that the order is a guess (severity 0.5 or more: the page is marked "check the order", below
+CHECK_BELOW):
 
-- the panel finder was not sure (the page read by the page-wide rule), on a page with text;
-- a panel holds many text boxes (CROWDED or near it: likely several panels seen as one);
-- close calls inside a panel: two blocks whose columns overlap by about the share
-  (COLUMN_OVERLAP) that decides whether they share a column, so a few pixels flip their order;
-- a block read before one lying wholly above it (the column rule's "right first" against "top
-  first");
-- a block lying across two panels, text in no panel;
-- how much the panels changed the page-wide order (the order rests on the panels found);
-- inside a panel, the column rule (right first) and the row rule (top first) disagree: the
-  blocks could be read either way, or the panel is two panels seen as one.
+- inside a panel, the two rules a reader might follow, by columns (right first: the rule the
+  app applies) and by rows (top first), give different orders. A page composed for reading
+  lays each panel's bubbles along its reading path, where both agree; where they disagree
+  the blocks could be read either way, or the panel is two panels seen as one;
+- the panel finder was not sure (the page read by the page-wide rule), on a page with three
+  blocks or more;
+- a panel holds CROWDED text boxes or more (likely several panels seen as one).
 
-The signs are weighed by a logistic model, P(out of order) = sigmoid(bias + sum of weight x
-sign), fitted on generated pages only (tools/train_order.py, never on published pages) and
-shipped as resources/layout/order-confidence.json; the confidence is 1 - P. A page whose
-confidence is below the file's `check_below` gets the "check the order" mark. Measured against
-the annotators' order of real books in bench/real_pages.py (docs/accuracy.md). No Qt; numpy.
+The others lower the confidence without marking the page: close calls between neighbours (two
+blocks whose columns overlap by about the share, COLUMN_OVERLAP, that decides whether they
+share one), a block read before one wholly above it, a block lying across two panels, text in
+no panel, a panel holding many blocks, panels that reorder the page-wide order much.
+
+Measured against the annotators' order of real books in bench/real_pages.py: of the pages out of
+order, the share marked; of the marked, the share out of order (docs/accuracy.md). No Qt.
 """
 from __future__ import annotations
 
-import functools
-import json
-import math
 from collections.abc import Sequence
-from pathlib import Path
-
-from app.paths import resource_path
 
 Box = tuple[float, float, float, float]
 
-MODEL = "layout/order-confidence.json"
+CHECK_BELOW = 0.5  # a page whose order confidence is below this is marked "check the order"
+# severity of each sign at its full measure (signs run from 0 to 1; "blocks" is not a doubt)
+SEVERITY = {"rows_or_columns": (0.5, 0.5), "unsure": (0.6, 0.0), "crowded": (0.55, 0.0), "edges": (0.0, 0.3),
+            "higher_later": (0.0, 0.15), "straddling": (0.0, 0.2), "loose": (0.0, 0.2), "busiest": (0.0, 0.3),
+            "panels_moved": (0.0, 0.4)}  # (severity as soon as the sign shows, more at its full measure)
 EDGE = (0.3, 0.7)  # a column overlap in this band (around COLUMN_OVERLAP) is a close call
 STRADDLE = 0.25  # a block with this share of it in a second panel lies across the two
-SIGNS = ("unsure", "crowded", "busiest", "edges", "higher_later", "straddling", "loose", "panels_moved",
-         "rows_or_columns", "blocks")
 DOUBT_WORDS = {
     "unsure": "the panels were not found for sure (read by the page-wide rule)",
     "crowded": "a panel holds many text boxes (maybe several panels seen as one)",
@@ -103,7 +101,7 @@ def signs(boxes: Sequence[Box], order: str, layout=None, with_page: bool = True)
             disagree += (1.0 - _tau([rows.index(i) for i in columns])) / 2.0
     return {
         "unsure": float(with_page and not sure and n >= 3),
-        "crowded": float(min(2, len(layout.crowded) if sure else 0)),
+        "crowded": float(bool(layout.crowded) if sure else 0),
         "busiest": max(0.0, max(len(m) for m in members) - 2.0) / 4.0,
         "edges": min(3.0, float(edges)) / 3.0,
         "higher_later": min(3.0, float(higher_later)) / 3.0,
@@ -111,28 +109,18 @@ def signs(boxes: Sequence[Box], order: str, layout=None, with_page: bool = True)
         "loose": min(2.0, float(len(layout.loose) if sure else 0)) / 2.0,
         "panels_moved": (1.0 - _tau(plain)) / 2.0,
         "rows_or_columns": min(1.0, disagree),
-        "blocks": math.log(max(1, n)),
     }
 
 
-@functools.lru_cache(maxsize=4)
-def load_model(path: str | None = None) -> dict:
-    """The shipped (or given) confidence model: {"bias", "weights": {sign: w}, "check_below"}."""
-    file = Path(path) if path else resource_path(MODEL)
-    return json.loads(file.read_text(encoding="utf-8"))
-
-
-def order_confidence(found: dict[str, float], model: dict | None = None) -> tuple[float, tuple[str, ...]]:
-    """(confidence in [0, 1], doubts in words, the weightiest first) of a page with these `signs`."""
-    model = model or load_model()
-    weights = model["weights"]
-    z = model["bias"] + sum(weights.get(k, 0.0) * v for k, v in found.items())
-    confidence = round(1.0 - 1.0 / (1.0 + math.exp(-z)), 4)
-    pushes = sorted(((weights.get(k, 0.0) * v, k) for k, v in found.items() if k in DOUBT_WORDS), reverse=True)
-    doubts = tuple(dict.fromkeys(DOUBT_WORDS[k] for w, k in pushes if w > 0.25))
+def order_confidence(found: dict[str, float]) -> tuple[float, tuple[str, ...]]:
+    """(confidence in [0, 1], doubts in words, the gravest first) of a page with these `signs`."""
+    graves = sorted(((base + scale * min(1.0, value), k) for k, (base, scale) in SEVERITY.items()
+                     if (value := found.get(k, 0.0)) > 0), reverse=True)
+    confidence = round(1.0 - max((g for g, _ in graves), default=0.0), 4)
+    doubts = tuple(dict.fromkeys(DOUBT_WORDS[k] for g, k in graves if g >= 0.1))
     return confidence, doubts
 
 
-def needs_check(confidence: float, model: dict | None = None) -> bool:
+def needs_check(confidence: float) -> bool:
     """Is the order of a page of this confidence worth checking by eye ("check the order")?"""
-    return confidence < (model or load_model())["check_below"]
+    return confidence < CHECK_BELOW

@@ -8,11 +8,12 @@ page-wide order), with x mirrored for right-to-left reading. A block's score is 
 its chances of coming before each other block; the blocks are read by score (ties: the rules'
 order).
 
-The model is a two-layer perceptron (HIDDEN units, tanh), trained by tools/train_order.py on
-generated pages only and shipped as resources/layout/order-model.json (a few hundred numbers);
-it runs in numpy, well under a millisecond a page. Whether the app uses it is decided by the
-books it was never trained on (bench/real_pages.py --learned; docs/accuracy.md): the rules
-read the page unless it beats them. No Qt.
+The model is a two-layer perceptron (HIDDEN units, tanh), trained by tools/train_order.py
+--order on generated pages only (a JSON file of a few hundred numbers); it runs in numpy, well
+under a millisecond a page. The app does not use it: measured on the two annotated books it was
+never trained on (bench/real_pages.py --learned MODEL), it reads fewer pages in the annotators'
+order than the rules do, on each book (docs/accuracy.md). It stays here, with its trainer, to
+be measured again when the rules or the synthetic pages change. No Qt.
 """
 from __future__ import annotations
 
@@ -23,11 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.paths import resource_path
-
 Box = tuple[float, float, float, float]
 
-MODEL = "layout/order-model.json"
 HIDDEN = 12
 FEATURES = ("dcx", "dcy", "dright", "dtop", "above", "right_of", "same_column_higher", "same_row_righter",
             "panel_first", "same_panel", "rules_first", "pagewide_first", "rules_gap")
@@ -68,9 +66,9 @@ def pair_features(a: Box, b: Box, size: tuple[float, float], panel_a: int, panel
 
 
 @functools.lru_cache(maxsize=4)
-def load_model(path: str | None = None) -> dict:
-    """The shipped (or given) model: {"w1": [[...]], "b1": [...], "w2": [...]}, as numpy arrays."""
-    file = Path(path) if path else resource_path(MODEL)
+def load_model(path: str) -> dict:
+    """A model written by tools/train_order.py --order: {"w1", "b1", "w2"} as numpy arrays."""
+    file = Path(path)
     raw = json.loads(file.read_text(encoding="utf-8"))
     model = {k: np.asarray(raw[k], dtype=np.float64) for k in ("w1", "b1", "w2")}
     model["columns"] = np.asarray([FEATURES.index(f) for f in raw.get("features", FEATURES)])
@@ -109,12 +107,11 @@ def page_pairs(boxes: Sequence[Box], size: tuple[float, float], order: str, pane
 
 
 def learned_order(boxes: Sequence[Box], size: tuple[float, float], order: str, panel_rank: Sequence[int],
-                  rules: Sequence[int], pagewide: Sequence[int], model: dict | None = None) -> list[int]:
+                  rules: Sequence[int], pagewide: Sequence[int], model: dict) -> list[int]:
     """Indices of `boxes` in the model's reading order (see page_pairs for the arguments)."""
     n = len(boxes)
     if n < 2:
         return list(range(n))
-    model = model or load_model()
     x, pairs = page_pairs(boxes, size, order, panel_rank, rules, pagewide)
     p = before(x, model)
     score = np.zeros(n)
