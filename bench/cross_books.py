@@ -212,11 +212,15 @@ def report(result: dict, books: Sequence[str]) -> list[str]:
     sets = list(result["shipped"])
     a, b = books[0], books[1]
     lines = ["Shipped rules (tuned on both books):", "",
-             "| set | order exact | page-wide rule | panels P / R | sure |", "|---|---|---|---|---|"]
+             "| set | order exact | page-wide rule | panels P / R | sure | dropped | marked 'check the order' | "
+             "out of order marked | marked wrong / unmarked right |", "|---|---|---|---|---|---|---|---|---|"]
     for s in sets:
         f = result["shipped"][s]
         lines.append(f"| {s} | {_fmt(f)} | {100 * f['pagewide_exact']:.1f} % / {f['pagewide_tau']:.4f} | "
-                     f"{f['panel_precision']:.3f} / {f['panel_recall']:.3f} | {f['pages_panels_sure']} of {f['pages']} |")
+                     f"{f['panel_precision']:.3f} / {f['panel_recall']:.3f} | {f['pages_panels_sure']} of {f['pages']} | "
+                     f"{f['dropped']} of {f['text_boxes']} | {100 * f.get('marked_share', 0):.1f} % ({f.get('marked', 0)}) | "
+                     f"{f.get('marked_wrong', 0)} of {f.get('wrong_pages', 0)} | "
+                     f"{100 * f.get('marked_precision', 0):.0f} % / {100 * f.get('unmarked_right', 0):.1f} % |")
     lines += ["", "Each rule taken out, or threshold moved, alone: change in pages in exact order "
               "(and in tau x 1000) against the shipped rules:", "",
               "| change | " + " | ".join(sets) + " | fitted to one book? |", "|---|" + "---|" * (len(sets) + 1)]

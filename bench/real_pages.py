@@ -484,7 +484,8 @@ def main() -> int:
     p.add_argument("--cross", action="store_true",
                    help="leave-one-book-out: rules and thresholds tuned on one book, measured on the other "
                         "and on fresh synthetic pages (bench/cross_books.py)")
-    p.add_argument("--synthetic-seed", type=int, default=4747, help="--cross: the synthetic pages' seed")
+    p.add_argument("--synthetic-seed", type=int, default=4747,
+                   help="--cross: the classic synthetic pages' seed (the layouts': this + 1111)")
     p.add_argument("--synthetic-pages", type=int, default=40, help="--cross: how many synthetic pages (0: none)")
     p.add_argument("--learned", type=Path, default=None,
                    help="read the order with a pairwise model written by tools/train_order.py --order")
@@ -530,6 +531,7 @@ def _cross(args, books: list[str] | None) -> int:
     sets = {n: pages[n] for n in names}
     if args.synthetic_pages > 0:
         sets["synthetic"] = synthetic_pages(args.synthetic_seed, args.synthetic_pages)
+        sets["layouts"] = synthetic_pages(args.synthetic_seed + 1111, args.synthetic_pages, "mixed")
     words = [w for w in args.knobs.split(",") if w]
     all_knobs = [k for k in [*cross_books.switches(), *cross_books.knobs()]
                  if not words or any(w in k.name for w in words)]
