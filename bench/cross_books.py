@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 MODULES = {"order": "app.detect.order", "panels": "app.detect.panels", "bubbles": "app.detect.bubbles",
-           "blocks": "app.detect.blocks"}
+           "blocks": "app.detect.blocks", "ink": "app.detect.ink"}
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,11 @@ def switches() -> list[Knob]:
         switch("rule: grey gutters", lambda: _replace("panels", "grey_gutters", lambda o: lambda g: None)),
         switch("rule: text boxes widened to bubbles", lambda: _replace("blocks", "_widen_to_bubbles", _no_widen)),
         switch("rule: ragged corner regions no panels", lambda: _replace("panels", "PANEL_FILL", lambda o: 0.0)),
+        switch("rule: wider gutter parts a grid first", lambda: _replace("panels", "WIDER", lambda o: 10.0 ** 9)),
+        switch("rule: slanted tiers apart", lambda: _replace("panels", "SLANT", lambda o: 0.0)),
+        switch("rule: text in no panel read where it lies", lambda: _replace("panels", "loose_texts", lambda o: lambda *a: [])),
+        switch("rule: light text on a dark ground", lambda: _replace("ink", "LIGHT_GROUND", lambda o: 2.0)),
+        switch("rule: text over a grey tone kept", lambda: _replace("ink", "_darkest", lambda o: lambda *a, **k: None)),
     ]
 
 

@@ -456,12 +456,17 @@ def panel_layout(gray: np.ndarray, order: str = "rtl", ignore: Sequence[Box] = (
     settled, sure = settle_overlaps(panels, ignore, order, float(h))
     # text in no panel (a strip's title, a caption in a gutter or margin) is a unit of its own,
     # read where it lies among the panels (the panels set last by settle_overlaps stay last)
-    loose = list(dict.fromkeys(t for t in ignore if not any(_inter(t, p) > 0 for p in settled)))
+    loose = loose_texts(ignore, settled)
     if not (loose and sure):
         return PanelLayout(tuple(settled), sure, dark, _crowded(settled, ignore))
     head = [p for p in settled if p not in _set_last(panels, ignore)]
     units = [*order_panels(head, order, float(h), loose), *(p for p in settled if p not in head)]
     return PanelLayout(tuple(units), sure, dark, _crowded(units, ignore), tuple(k for k, p in enumerate(units) if p in loose))
+
+
+def loose_texts(texts: Sequence[Box], panels: Sequence[Box]) -> list[Box]:
+    """The text boxes that lie in no panel (each once), in their order."""
+    return list(dict.fromkeys(t for t in texts if not any(_inter(t, p) > 0 for p in panels)))
 
 
 def settle_overlaps(panels: Sequence[Box], texts: Sequence[Box], order: str, height: float) -> tuple[list[Box], bool]:
