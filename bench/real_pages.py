@@ -121,6 +121,7 @@ class Book:
         self.failures: list[str] = []
         self.pages: list[tuple[int, list, bool]] = []  # (page index, panels found, sure)
         self.confidences: list[tuple[float, bool]] = []  # (order confidence, in exact order) of pages with 2+ boxes
+        self.checks: dict[int, str] = {}  # page index -> why it is marked "check the order"
 
     def add(self, key: str, v: float = 1.0) -> None:
         self.f[key] += v
@@ -303,6 +304,8 @@ def order_page(book: Book, pd: PageData, order: str) -> list:
         book.add("marked_wrong", marked and not exact)
         book.add("unmarked_right", not marked and exact)
         book.confidences.append((reading.confidence, bool(exact)))
+        if marked:
+            book.checks[pd.index] = reading.doubts[0] if reading.doubts else "low confidence"
     book.pages.append((pd.index, found, sure))
     return regions
 
@@ -339,7 +342,8 @@ def run_page(book: Book, pd: PageData, order: str, draw: Path | None) -> None:
     if draw is not None:
         _, found, sure = book.pages[-1]
         with Image.open(pd.image_path) as image:
-            _draw(draw / f"{book.name}_{pd.index:03d}.png", image.convert("RGB"), regions, found, sure, frames)
+            _draw(draw / f"{book.name}_{pd.index:03d}.png", image.convert("RGB"), regions, found, sure, frames,
+                  book.checks.get(pd.index, ""))
 
 
 TALL, WIDE = 1.2, 1.8  # a box this much taller than wide holds vertical text, this much wider horizontal
@@ -371,10 +375,10 @@ def _truth_panels_in_order(frames: list[tuple], order: str) -> list[tuple]:
     return [frames[i] for i in idx]
 
 
-def _draw(path: Path, image, regions, panels, sure, frames) -> None:
-    from PIL import ImageDraw
-
-
+def _draw(path: Path, image, regions, panels, sure, frames, check: str = "") -> None:
+    """The page with the annotated panels (green), the panels found (blue; orange: not sure),
+    the blocks in the order read (red numbers), and `check` (the 'check the order' doubt) on top."""
+    from PIL import ImageDraw, ImageFont
 
     out = image.copy()
     d = ImageDraw.Draw(out)
@@ -383,14 +387,12 @@ def _draw(path: Path, image, regions, panels, sure, frames) -> None:
     for k, p in enumerate(panels):
         d.rectangle(p, outline=(0, 90, 255) if sure else (255, 140, 0), width=4)
         d.text((p[0] + 6, p[1] + 4), f"P{k + 1}", fill=(0, 90, 255))
-    try:
-        from PIL import ImageFont
-        font = ImageFont.load_default(size=28)
-    except TypeError:  # old Pillow
-        font = None
+    font = ImageFont.load_default(size=28)
     for n, r in enumerate(regions, start=1):
         d.rectangle(r.box, outline=(220, 0, 0), width=3)
         d.text((r.box[0] + 2, r.box[1] + 2), str(n), fill=(220, 0, 0), font=font, stroke_width=2, stroke_fill=(255, 255, 255))
+    if check:
+        d.text((10, 10), f"check the order: {check}", fill=(200, 0, 120), font=font, stroke_width=3, stroke_fill=(255, 255, 255))
     path.parent.mkdir(parents=True, exist_ok=True)
     out.save(path)
 
