@@ -75,7 +75,7 @@ def test_the_policy_is_saved_with_the_project_and_a_bad_one_is_named(tmp_path):
     project = _project(tmp_path, {"sfx": "beside", "caption": "keep"})
     path = save_project(project, tmp_path / "p.json")
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["outside"] == {"caption": "keep", "sfx": "beside"} and (data["version"], data["minor"]) == (1, 3)
+    assert data["outside"] == {"caption": "keep", "sfx": "beside"} and (data["version"], data["minor"]) == (1, 4)
     again = load_project(path)
     assert again.outside == project.outside and [b.kind for b in again.pages[0].blocks] == ["bubble", "caption", "sfx"]
     assert again.outside_policy("sfx") == "beside" and again.outside_policy("caption") == "keep"

@@ -163,12 +163,13 @@ def merge_blocks(page: Page, block_ids) -> Page:
 
 
 def reorder(page: Page, block_ids) -> Page:
-    """Blocks in the given id order, renumbered 1..n (ids must be exactly the page's)."""
+    """Blocks in the given id order, renumbered 1..n (ids must be exactly the page's): the order
+    is the user's now (`order_by_hand`), and the page's "check the order" mark is cleared."""
     ids = list(block_ids)
     if sorted(ids) != sorted(b.id for b in page.blocks):
         raise KeyError(f"reorder of page {page.name!r} must list each block once")
     by_id = {b.id: b for b in page.blocks}
-    return replace(page.with_blocks([by_id[i] for i in ids]), order_by_hand=True)
+    return replace(page.with_blocks([by_id[i] for i in ids]), order_by_hand=True, order_check=None)
 
 
 HAND_ORDER_IOU = 0.5  # a block read again is the same block when its box overlaps the old one this much
@@ -178,7 +179,8 @@ def read_again(old: Page, new: Page) -> Page:
     """The page `new` as the pipeline read it again, where `old` is the page as it was. When the
     user renumbered `old`'s blocks by hand (`order_by_hand`), the new blocks keep that order: each
     new block that matches an old one (IoU >= HAND_ORDER_IOU) takes its place, the others keep
-    their place after the matched block that precedes them in the computed order."""
+    their place after the matched block that precedes them in the computed order, and the page
+    carries no "check the order" mark (the user set its order)."""
     if not old.order_by_hand or not old.blocks or not new.blocks:
         return new
     from app.core.document.boxes import match_boxes
@@ -191,7 +193,7 @@ def read_again(old: Page, new: Page) -> Page:
         last = float(pairs[ni]) if ni in pairs else last + 1e-3
         rank.append((last, ni))
     ordered = [new.blocks[ni] for _, ni in sorted(rank)]
-    return replace(new.with_blocks(ordered), order_by_hand=True)
+    return replace(new.with_blocks(ordered), order_by_hand=True, order_check=None)
 
 
 def move_block(page: Page, block_id: str, new_index: int) -> Page:

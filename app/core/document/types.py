@@ -117,6 +117,9 @@ class Page:
     error: str | None = None  # why the page could not be read, if it could not
     sizes: str | None = None  # how its bubbles' sizes are harmonised (SIZE_MODES); None: as the project
     order_by_hand: bool = False  # the user renumbered the blocks: reading the page again keeps their order
+    # "check the order": why the reading order may be wrong (app.detect.confidence's doubt, in
+    # words) when the rules were not sure of it; None: no mark. A renumbering by hand clears it.
+    order_check: str | None = None
     extra: dict | None = field(default=None, compare=False, repr=False)  # unknown keys, kept (Block.extra)
 
     @property

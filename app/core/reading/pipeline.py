@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from app.core.document.types import Block, Page
-from app.detect.blocks import block_is_vertical, build_regions, crop, finds_bubbles, gray_page, pad_box
+from app.detect.blocks import block_is_vertical, crop, finds_bubbles, gray_page, pad_box, read_page
+from app.detect.confidence import needs_check
 from app.errors import Cancelled, UserError
 
 log = logging.getLogger(__name__)
@@ -66,10 +67,19 @@ def build_blocks(detections, image_size: tuple[int, int], order: str = "rtl", pa
     numbered: ids "b1".."bn", order 1..n, empty text. `page`: the page as a grayscale array
     (`gray_page`) for the layout rules that read it (ink direction, panels, lines dropped, text
     boxes widened to their bubble: `widen_text`, see app.detect.build_regions)."""
-    regions = build_regions(detections, image_size, order, page=page, widen_text=widen_text)
-    return [Block(id=f"b{n}", order=n, kind=r.kind, box=r.box, polygon=r.polygon, vertical=r.vertical,
-                  score=r.score)
-            for n, r in enumerate(regions, start=1)]
+    return read_blocks(detections, image_size, order, page, widen_text)[0]
+
+
+def read_blocks(detections, image_size: tuple[int, int], order: str = "rtl", page=None,
+                widen_text: bool | None = None) -> tuple[list[Block], str | None]:
+    """(`build_blocks`' blocks, the page's "check the order" mark: why its order may be wrong,
+    None when the layout rules were sure enough of it; app.detect.confidence)."""
+    reading = read_page(detections, image_size, order, page=page, widen_text=widen_text)
+    blocks = [Block(id=f"b{n}", order=n, kind=r.kind, box=r.box, polygon=r.polygon, vertical=r.vertical,
+                    score=r.score)
+              for n, r in enumerate(reading.regions, start=1)]
+    check = (reading.doubts[0] if reading.doubts else "the order is a guess") if needs_check(reading.confidence) else None
+    return blocks, check
 
 
 def _widen_text(detector) -> bool | None:
@@ -170,9 +180,10 @@ class Pipeline:
         loaded = [n for n in names if n in images]
         for name, dets in self._detect_each(loaded, images, pages):
             image = images[name]
-            blocks = build_blocks(dets, image.size, s.order, page=gray_page(image),
-                                  widen_text=_widen_text(self.detector))
-            pages[name] = Page(name=name, width=image.width, height=image.height, blocks=tuple(blocks))
+            blocks, check = read_blocks(dets, image.size, s.order, page=gray_page(image),
+                                        widen_text=_widen_text(self.detector))
+            pages[name] = Page(name=name, width=image.width, height=image.height, blocks=tuple(blocks),
+                               order_check=check)
         return names, images, pages
 
     def _read_chunk(self, detected, counts, report, cancel) -> list[Page]:
