@@ -129,7 +129,7 @@ class PageView(QGraphicsView):
             text = None
             if self.overlay == "text":
                 text = b.translation if self.overlay_source == "translation" else b.display_text
-            item.set_display(self.overlay != "none", text)
+            item.set_display(self.overlay != "none", text, numbers=bool(self.page is not None and self.page.order_check))
             item.setVisible(True)
 
     # --- selection ------------------------------------------------------------------------

@@ -119,30 +119,47 @@ class TextOverlayItem(QGraphicsItem):
                 x -= step_x
 
 
+CHECK_COLOR = QColor(230, 110, 0)  # the ring of the numbers on a page marked "check the order"
+
+
 class BadgeItem(QGraphicsItem):
-    """The block's order number in a disc at its top-right corner, same size at any zoom."""
+    """The block's order number in a disc at its top-right corner, same size at any zoom; twice
+    as large, ringed, on a page marked "check the order" (`prominent`)."""
 
     def __init__(self, parent: BlockItem):
         super().__init__(parent)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self.number = 0
+        self.prominent = False
+
+    def _radius(self) -> float:
+        return 22.0 if self.prominent else 11.0
+
+    def set_prominent(self, prominent: bool) -> None:
+        if prominent != self.prominent:
+            self.prepareGeometryChange()
+            self.prominent = prominent
+            self.setZValue(20 if prominent else 0)
 
     def boundingRect(self) -> QRectF:
-        return QRectF(-12, -12, 24, 24)
+        r = self._radius() + 3
+        return QRectF(-r, -r, 2 * r, 2 * r)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         parent = self.parentItem()
         color = SELECTED_COLOR if parent.isSelected() else KIND_COLORS.get(parent.block.kind, KIND_COLORS["other"])
+        r = self._radius()
         painter.setBrush(color)
-        painter.setPen(QPen(QColor(255, 255, 255), 1.5))
-        painter.drawEllipse(QRectF(-11, -11, 22, 22))
+        painter.setPen(QPen(CHECK_COLOR, 4) if self.prominent else QPen(QColor(255, 255, 255), 1.5))
+        painter.drawEllipse(QRectF(-r, -r, 2 * r, 2 * r))
         font = QFont()
-        font.setPixelSize(12)
+        font.setPixelSize(24 if self.prominent else 12)
         font.setBold(True)
         painter.setFont(font)
-        painter.drawText(QRectF(-11, -11, 22, 22), int(Qt.AlignmentFlag.AlignCenter), str(self.number))
+        painter.setPen(QPen(QColor(255, 255, 255), 1.5))
+        painter.drawText(QRectF(-r, -r, 2 * r, 2 * r), int(Qt.AlignmentFlag.AlignCenter), str(self.number))
 
 
 class BlockItem(QGraphicsRectItem):
@@ -165,10 +182,12 @@ class BlockItem(QGraphicsRectItem):
         self._resizing = False
         self._press_box = block.box
 
-    def set_display(self, show_box: bool, text: str | None) -> None:
-        """Show or hide the box and badge; `text` None hides the overlay."""
+    def set_display(self, show_box: bool, text: str | None, numbers: bool = False) -> None:
+        """Show or hide the box and badge (`numbers`: the badge, large, even without boxes: a page
+        marked "check the order"); `text` None hides the overlay."""
         self._show_box = show_box
-        self.badge.setVisible(show_box)
+        self.badge.set_prominent(numbers)
+        self.badge.setVisible(show_box or numbers)
         self.overlay.text = text or ""
         self.overlay.setVisible(text is not None)
         self.update()

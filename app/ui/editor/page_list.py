@@ -1,4 +1,6 @@
-"""The page list: one row per page with a thumbnail made in the background and a status mark.
+"""The page list: one row per page with a thumbnail made in the background and a status mark
+(read, translated, an error; "check the order" when the layout rules were not sure of the
+page's reading order, app.core.document.Page.order_check).
 
 Thumbnails are made for the rows in view (and a screenful around them) as they come into view,
 so a 10,000-page archive opens at once and holds only the thumbnails looked at.
@@ -18,6 +20,8 @@ from app.ui.editor.image_jobs import ImageJob, ImageJobSignals
 THUMB = 96  # thumbnail longest side, pixels
 AHEAD = 30  # rows beyond the visible ones whose thumbnails are made too
 NAME_ROLE = Qt.ItemDataRole.UserRole
+CHECK_MARK = "⚑ check the order"  # a page whose reading order the layout rules were not sure of
+CHECK_COLOR = "#b35900"
 
 
 def _placeholder() -> QIcon:
@@ -124,8 +128,14 @@ class PageList(QListWidget):
                           f" · {done} of {len(with_text)} translated" if done else " · not translated")
         else:
             state = "not read yet"
+        if page.order_check and not page.error:
+            state = f"{CHECK_MARK} · {state}"
         item.setText(f"{row + 1}  {page.name}\n{state}")
-        item.setToolTip(page.error or page.name)
+        item.setForeground(QColor(CHECK_COLOR) if page.order_check and not page.error else self.palette().text().color())
+        tip = page.error or page.name
+        if page.order_check and not page.error:
+            tip = f"{page.name}\nCheck the reading order: {page.order_check}.\nRenumber its blocks to clear the mark (F8: the next page to check)."
+        item.setToolTip(tip)
 
     def select_page(self, name: str) -> None:
         item = self._item(name)

@@ -6,11 +6,13 @@ Source and Translation cells are editable, each edit one undo step through the w
 the panel, an undo, a translation run) updates its rows. The status is the translation's
 (app.core.exports.script_table.block_status) and, where the lettering does not fit, the fit's
 ("overflows", "below minimum size": app.ui.script.fit, the export's layout). `ScriptFilter`
-sorts and filters by status, page range and a text.
+sorts and filters by status, page range and a text, or to the pages marked "check the order"
+(their page and number cells tinted, the reason in their tooltip).
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QColor
 
 from app.core.document import edits
 from app.core.document.types import Block
@@ -22,6 +24,7 @@ from app.ui.script.fit import FIT_STATUSES
 COLUMNS = ("Page", "#", "Kind", "Source", "Translation", "Status")
 PAGE, NUMBER, KIND, SOURCE, TRANSLATION, STATUS = range(6)
 STATUSES = ("not translated", "looks untranslated", "machine", "edited", *FIT_STATUSES)
+ORDER_CHECK = "check the order"  # a filter, not a block's status: the blocks of pages marked so (Page.order_check)
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # the status word
 KEY_ROLE = Qt.ItemDataRole.UserRole + 2  # (page name, block id)
 PAGE_ROLE = Qt.ItemDataRole.UserRole + 3  # the page's 1-based number
@@ -39,6 +42,7 @@ class ScriptModel(QAbstractTableModel):
         self._blocks: list[Block] = []
         self._status: list[str] = []  # block_status of each row, kept with the blocks
         self._fit: list[str] = []  # the lettering's fit of each row ("" = fits, or not known)
+        self._check: dict[str, str] = {}  # page name -> why its order is to be checked (marked pages only)
         self._perm: list[int] = []  # shown row -> row in the volume's order (the table's sort)
         self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
         self.version = 0  # counts changes to the rows: a filter's cached answers are for one version
@@ -53,8 +57,11 @@ class ScriptModel(QAbstractTableModel):
         self.version += 1
         self.beginResetModel()
         self._rows, self._blocks, self._first_row, self._count = [], [], {}, {}
+        self._check = {}
         if self.doc.project is not None:
             for i, page in enumerate(self.doc.project.pages):
+                if page.order_check:
+                    self._check[page.name] = page.order_check
                 self._first_row[page.name] = len(self._rows)
                 ordered = sorted(page.blocks, key=lambda b: b.order)
                 self._count[page.name] = len(ordered)
@@ -94,6 +101,10 @@ class ScriptModel(QAbstractTableModel):
         page = self.doc.page(name)
         ordered = sorted(page.blocks, key=lambda b: b.order)
         start, old = self._first_row[name], self._count[name]
+        if page.order_check:
+            self._check[name] = page.order_check
+        else:
+            self._check.pop(name, None)
         index = self._rows[start][0] if old else self.doc.project.page_index(name)
         if len(ordered) != old:
             return self.rebuild()  # blocks added or removed: row numbers move (cheap at 10,000 rows)
@@ -204,7 +215,17 @@ class ScriptModel(QAbstractTableModel):
             return status_brush(self._fit[row] or self._status[row])
         if role == Qt.ItemDataRole.ToolTipRole and col in (SOURCE, TRANSLATION):
             return block.display_text if col == SOURCE else (block.translation or block.machine_translation or None)
+        check = self._check.get(self._rows[row][1])
+        if check and col in (PAGE, NUMBER):  # the page's reading order is to be checked
+            if role == Qt.ItemDataRole.ForegroundRole:
+                return QColor(179, 89, 0)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return f"Check the reading order of this page: {check}"
         return None
+
+    def checked_pages(self) -> int:
+        """How many pages carry the "check the order" mark."""
+        return len(self._check)
 
     def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:
         if role != Qt.ItemDataRole.EditRole or index.column() not in (SOURCE, TRANSLATION):
@@ -262,10 +283,12 @@ class ScriptFilter(QSortFilterProxyModel):
     def _compute(self, model: ScriptModel) -> list[bool]:
         """Every row's answer at once (one Python pass: fast at 10,000 rows)."""
         first, last, status, text = self.first_page, self.last_page or 1 << 30, self.status, self.text
-        rows, blocks, statuses, fits = model._rows, model._blocks, model._status, model._fit
+        rows, blocks, statuses, fits, checks = model._rows, model._blocks, model._status, model._fit, model._check
         out = []
         for base in model._perm:
-            ok = first <= rows[base][0] + 1 <= last and (not status or statuses[base] == status or fits[base] == status)
+            ok = first <= rows[base][0] + 1 <= last and (
+                not status or statuses[base] == status or fits[base] == status
+                or (status == ORDER_CHECK and rows[base][1] in checks))
             if ok and text:
                 b = blocks[base]
                 ok = text in b.display_text.casefold() or text in b.translation.casefold()

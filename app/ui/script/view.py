@@ -16,7 +16,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ui.script.model import KEY_ROLE, SOURCE, STATUSES, TRANSLATION, ScriptFilter, ScriptModel
+from app.ui.script.model import (
+    KEY_ROLE,
+    ORDER_CHECK,
+    SOURCE,
+    STATUSES,
+    TRANSLATION,
+    ScriptFilter,
+    ScriptModel,
+)
 
 
 class ScriptView(QWidget):
@@ -33,6 +41,7 @@ class ScriptView(QWidget):
         self.status_box.addItem("All blocks", "")
         for status in STATUSES:
             self.status_box.addItem(status.capitalize(), status)
+        self.status_box.addItem("Pages to check the order of", ORDER_CHECK)
         self.status_box.setAccessibleName("Show blocks of status")
         self.first_page, self.last_page = QSpinBox(), QSpinBox()
         self.first_page.setRange(1, 1_000_000)

@@ -31,6 +31,7 @@ from app.ui.editor.undo import push_edit
 from app.ui.editor.undo_keys import UndoKeyRouter
 from app.ui.models.choice import ModelChoice
 from app.ui.reading import device_status
+from app.ui.reading import order_check as order_check_ui
 from app.ui.reading.controller import ReadingController
 from app.ui.script import controller as script_ui
 from app.ui.shell import actions, window_layout
@@ -62,6 +63,8 @@ class MainWindow(QMainWindow):
         self.script = script_ui.attach(self)  # the Script dock: every block of the volume
         self.view_menu.addSeparator()
         self.view_menu.addAction(self.script.toggle)
+        self.order_checks = order_check_ui.attach(self)  # pages marked "check the order": F8 steps through them
+        self.view_menu.addActions([self.order_checks.next_action, self.order_checks.previous_action])
         self.edit_menu.addSeparator()
         self.edit_menu.addActions([self.script.find_action, self.script.replace_action])
         self.view.block_selected.connect(lambda bid: self.script.show_block(self.current, bid) if bid else None)
