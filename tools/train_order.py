@@ -106,7 +106,7 @@ def train(args) -> int:
     y = np.concatenate([r[1] for r in rows])
     names = [f for f in FEATURES if f not in set(args.without.split(","))]
     columns = [FEATURES.index(f) for f in names]
-    params = fit_pairs(x[:, columns], y, HIDDEN)
+    params = fit_pairs(x[:, columns], y, HIDDEN, steps=args.steps)
     right = float(((before(x, {**params, "columns": np.asarray(columns)}) > 0.5) == (y > 0.5)).mean())
     out = args.out
     out.write_text(json.dumps({"features": names, **{k: np.round(v, 5).tolist() for k, v in params.items()},
@@ -116,13 +116,14 @@ def train(args) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pages", type=int, default=150, help="pages per seed and kind (classic, mixed)")
     p.add_argument("--seeds", default="3001,3002")
     p.add_argument("--without", default="", help="features left out (comma-separated names)")
+    p.add_argument("--steps", type=int, default=3000, help="Adam steps over all the pairs")
     p.add_argument("--out", type=Path, required=True)
-    return train(p.parse_args())
+    return train(p.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ from PySide6.QtWidgets import QLabel
 from app.ui.editor.port import EditorWindow
 
 NEXT, PREVIOUS = "F8", "Shift+F8"
+# (name, label, keys) for the Keyboard shortcuts dialog
+SHORTCUTS = [("next_order_check", "Next page to check the order", NEXT),
+             ("prev_order_check", "Previous page to check the order", PREVIOUS)]
 
 
 class OrderChecks:

@@ -128,9 +128,10 @@ class WindowActions:
         self.window.update_settings(overlay_source=source)
 
     def action_help(self) -> None:
+        from app.ui.reading.order_check import SHORTCUTS as ORDER_SHORTCUTS
         from app.ui.translate.actions import SHORTCUTS as TRANSLATE_SHORTCUTS
 
-        ShortcutsDialog(actions.SHORTCUTS + TRANSLATE_SHORTCUTS, self.window).exec()
+        ShortcutsDialog(actions.SHORTCUTS + ORDER_SHORTCUTS + TRANSLATE_SHORTCUTS, self.window).exec()
 
     def action_open_demo(self) -> None:
         from app.ui.shell import demo
