@@ -22,6 +22,8 @@ def test_a_model_trained_on_generated_pages_orders_a_page(tmp_path, capsys):
     model = load_model(str(out))
     x = np.random.default_rng(0).normal(size=(20, len(FEATURES)))
     assert np.allclose(before(x, model) + before(-x, model), 1.0)  # (a, b) and (b, a) agree
+    biased = {**model, "b1": model["b1"] + np.random.default_rng(1).normal(size=model["b1"].shape)}
+    assert np.allclose(before(x, biased) + before(-x, biased), 1.0)  # whatever the weights
     image, truth = generate_page(8, 0)
     boxes = [tuple(float(v) for v in b["text_box"]) for b in truth["blocks"]]
     reading = read_page([Detection(b, "text", 0.9) for b in boxes], image.size, "rtl", page=gray_page(image))
