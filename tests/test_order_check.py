@@ -9,8 +9,8 @@ from PIL import Image, ImageDraw
 
 from app.core.document import edits
 from app.core.document.types import Block, Page, Project
-from app.core.reading.pipeline import Pipeline, PipelineSettings, read_blocks
 from app.core.project.files import load_project, save_project
+from app.core.reading.pipeline import Pipeline, PipelineSettings, read_blocks
 from app.core.sources.source import open_source
 from app.detect import Detection, load_detector
 from app.detect.blocks import gray_page
