@@ -1,8 +1,6 @@
 """Volumes of a library, export names, the batch log and the state of half-read volumes (no models)."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -165,14 +163,6 @@ def test_a_chunk_travels_as_bytes_and_fails_as_its_source_would(tmp_path):
     assert isinstance(payload, ChunkPayload) and payload.nbytes == sample.stat().st_size + len(b"\x89PNG broken")
 
 
-def test_nothing_but_the_ray_engine_imports_ray():
-    code = ("import sys, pkgutil, importlib, app;"
-            "mods = [m.name for m in pkgutil.walk_packages(app.__path__, 'app.') if not m.name.startswith('app.ui')];"
-            "[importlib.import_module(m) for m in mods if not m.endswith('__main__')];"
-            "print('RAY', 'ray' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert "RAY False" in out.stdout
 
 
 def test_a_spec_sent_to_workers_names_models_by_absolute_path_or_store_name(tmp_path, monkeypatch):
