@@ -3,7 +3,7 @@
     python bench/gpu_check.py [--device cuda|cpu] [--size real|tiny] [--out report.json]
 
 1. Exactness: the golden crops read in fp32 on the device must give the published tokens
-   (../shared/golden/expected.json and its checkpoint maker when present, or --golden DIR);
+   (tests/golden: expected.json and its checkpoint writer, or --golden DIR holding both);
    without them, the same real-size random checkpoint read in fp32 on the CPU is the reference.
 2. fp16 (the model card's GPU setting; on the CPU its float16 autocast): the share of crops and
    of tokens equal to fp32 (reported: random weights have near-tied logits).
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from app.ocr.recognizer import Recognizer, load_recognizer  # noqa: E402
 from bench.ocr_throughput import NoStopTokenizer, crops  # noqa: E402
 
-DEFAULT_GOLDEN = ROOT.parent / "shared" / "golden"
+DEFAULT_GOLDEN = ROOT / "tests" / "golden"
 
 
 def sync(device: torch.device) -> None:
@@ -42,10 +42,12 @@ def sync(device: torch.device) -> None:
 
 
 def _golden(path: Path | None):
-    """(make_checkpoint module, expected dict) or None."""
+    """(checkpoint writer module, expected dict) or None. The writer is the folder's writer.py
+    (tests/golden) or make_checkpoint.py."""
     if path is None or not (path / "expected.json").is_file():
         return None
-    spec = importlib.util.spec_from_file_location("golden_make_checkpoint", path / "make_checkpoint.py")
+    writer = path / "writer.py" if (path / "writer.py").is_file() else path / "make_checkpoint.py"
+    spec = importlib.util.spec_from_file_location("golden_writer", writer)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module, json.loads((path / "expected.json").read_text())

@@ -2,14 +2,14 @@
 
 What a user of the model card runs: `transformers.Siglip2ImageProcessor` (constructed locally with
 the published settings) -> the SigLIP2 vision tower -> the projector -> the card's greedy
-`generate` loop, float32. It is written from the model spec (shared/docs/hayai-model-spec.md)
+`generate` loop, float32. It is written from the published model's description (docs/ocr-engine.md)
 independently of `app/ocr/generate.py`, in the published code's style: a key/value cache grown
 with `torch.cat` each step, grouped-query attention by `repeat_interleave`, an additive float
 mask, DSC batch padding left attendable (the published behaviour the app's engine fixes). It
 shares the weights of an `app.ocr.model.HayaiModel` so both paths run the same numbers.
 
 One crop at a time it gives the published tokens (check: `python bench/official_path.py`, which
-compares it with ../shared/golden/expected.json on a real-size nova checkpoint).
+compares it with tests/golden/expected.json on a real-size nova checkpoint).
 """
 from __future__ import annotations
 
@@ -138,7 +138,6 @@ class OfficialPath:
 
 def _check_against_golden() -> int:
     """Each golden crop alone through the rebuild, nova, every budget: must equal expected.json."""
-    import importlib.util
     import json
     import sys
     import tempfile
@@ -148,10 +147,9 @@ def _check_against_golden() -> int:
     sys.path.insert(0, str(root))
     from app.ocr.loading import load_model
 
-    golden = root.parent / "shared" / "golden"
-    spec = importlib.util.spec_from_file_location("make_checkpoint", golden / "make_checkpoint.py")
-    mk = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mk)
+    golden = root / "tests" / "golden"
+    from tests.golden import writer as mk
+
     expected = json.loads((golden / "expected.json").read_text())
     crops = mk.golden_crops(seed=expected["seed"])
     bad = 0

@@ -3,7 +3,7 @@ real model sizes, with random weights (cost does not depend on the values), on t
 
 - Detector: a yolov8m-architecture YOLO built from ultralytics' yaml (the size of the default
   detectors), run at --imgsz (1024, their trained size).
-- OCR: a real-size Hayai checkpoint written by ../shared/golden/make_checkpoint.py
+- OCR: a real-size Hayai checkpoint written by tests/golden/writer.py
   (`write_checkpoint`, about 600 MB, into a temporary folder) and loaded by the app's loader.
 - Pages: generated manga-like pages (--size, default 1200x1700) with --bubbles speech bubbles
   of vertical Japanese text each. A random-weight detector finds nothing sensible, so the timed
@@ -21,7 +21,6 @@ on 2 CPU cores (about a minute of it writing and loading the 600 MB checkpoint).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import tempfile
@@ -134,11 +133,8 @@ def main() -> None:
     import torch
 
     torch.set_grad_enabled(False)
-    spec = importlib.util.spec_from_file_location("make_checkpoint", ROOT.parent / "shared/golden/make_checkpoint.py")
-    if spec is None or not Path(spec.origin).exists():
-        sys.exit("bench/pipeline.py needs ../shared/golden/make_checkpoint.py beside the checkout")
-    make_checkpoint = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_checkpoint)
+    sys.path.insert(0, str(ROOT))
+    from tests.golden import writer as make_checkpoint
 
     with tempfile.TemporaryDirectory(prefix="hayai-bench-") as tmp:
         tmp = Path(tmp)

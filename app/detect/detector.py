@@ -28,7 +28,7 @@ def trained_imgsz(model) -> int:
     """The input size (long side, pixels) a YOLO model was trained at, from the `imgsz` its
     checkpoint records (`train_args`); DEFAULT_IMGSZ when it records none (a model built from a
     yaml). A detector reads best at the size it learned: the demo detector at 512, the default
-    bubble detector at 1024, the manga text detector at 640 (model spec section 9)."""
+    bubble detector at 1024, the manga text detector at 640 (docs/ocr-engine.md, detectors)."""
     value = (getattr(model, "overrides", None) or {}).get("imgsz")
     if isinstance(value, (list, tuple)) and value:
         value = max(value)

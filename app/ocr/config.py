@@ -1,6 +1,6 @@
 """Hayai model configuration and variant detection.
 
-The variant is decided from the checkpoint's **state-dict keys** (spec section 1), never from
+The variant is decided from the checkpoint's **state-dict keys** (docs/ocr-engine.md, the family), never from
 config.json alone. config.json gives the sizes: `vocab_size`, `d_model`, `d_vision`, `d_ffn`,
 `n_layers`. The published head layout (8 query heads, 2 key/value heads of size 64, RoPE base
 10000) and the SigLIP2-base vision tower are fixed; non-published (demo, test) models may state
@@ -68,7 +68,8 @@ class HayaiConfig:
 
 
 def detect_variant(keys, source: str = "checkpoint") -> str:
-    """nova / v2 / alpha from the state-dict keys (spec section 1)."""
+    """nova / v2 / alpha from the state-dict keys: the DSC projector's weight means nova, the MLP
+    projector's means v2 with residual scales and alpha without."""
     keys = set(keys)
     if "decoder.projector.mlp.0.weight" in keys:
         return "nova"

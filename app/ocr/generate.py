@@ -1,4 +1,4 @@
-"""The decode loop, kept apart from the modules (spec sections 4-6).
+"""The decode loop, kept apart from the modules (docs/ocr-engine.md: features to decoder tokens, the decoder, generation).
 
 Sequence in cache positions: [vision tokens 0..M-1, BOS at M, token fed at step s at M+s].
 Vision tokens see every (valid) vision token and no text; text sees every valid vision token

@@ -1,4 +1,4 @@
-"""Checkpoint folder -> HayaiModel on a device (spec section 2). safetensors only: an OCR
+"""Checkpoint folder -> HayaiModel on a device (docs/ocr-engine.md, the checkpoint). safetensors only: an OCR
 checkpoint is never unpickled.
 
 Policy: every parameter the model needs must be present with the right shape (else ModelError

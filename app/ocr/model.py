@@ -1,7 +1,7 @@
 """Hayai OCR modules: SigLIP2 NaFlex vision tower (transformers), projectors, decoder.
 
 Shapes: B crops, N patch budget, M vision tokens in the decoder prefix, T sequence length,
-D = d_model, C = d_vision, H query heads, K key/value heads, E head size. See spec sections 4-5.
+D = d_model, C = d_vision, H query heads, K key/value heads, E head size. See docs/ocr-engine.md (projector, decoder).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SigLIP2 NaFlex image preprocessing (spec section 3), built locally.
+"""SigLIP2 NaFlex image preprocessing (docs/ocr-engine.md, a crop's pixels), built locally.
 
 Equal, value for value, to `transformers.Siglip2ImageProcessor` constructed with the published
 `google/siglip2-base-patch16-naflex` settings (rescale 1/255, mean = std = 0.5, bilinear with

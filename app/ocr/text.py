@@ -1,4 +1,4 @@
-"""The model card's text normalization and metrics (spec section 10).
+"""The model card's text normalization and metrics (docs/ocr-engine.md, measuring).
 
 normalize: NFKC; runs of CR/LF/TAB -> one space; whitespace between two CJK characters removed;
 whitespace runs -> one space; strip. CER = total edit distance / total reference characters;

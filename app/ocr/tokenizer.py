@@ -1,4 +1,4 @@
-"""Tokenizers of the Hayai family (spec section 7)."""
+"""Tokenizers of the Hayai family (docs/ocr-engine.md, tokenizers)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The SigLIP2 vision tower run on packed crops: no work on padding (spec sections 3-4).
+"""The SigLIP2 vision tower run on packed crops: no work on padding (docs/ocr-engine.md: a crop's pixels, features to decoder tokens).
 
 `Siglip2VisionModel.forward` runs every crop padded to the patch budget, with the padding masked
 as attention keys. Here the same modules (the same weights, the same operators) run on the
