@@ -40,6 +40,7 @@ llama-server: $(DEV_STAMP)
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check app tests bench tools
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/vulture
 
 bench: $(DEV_STAMP)
 	$(PY) bench/ocr_throughput.py

@@ -90,7 +90,7 @@ def exit_now(code: int) -> None:
     """Leave the process with `code` at once, once everything the app wrote is out: the exit
     handlers run (logging, temporary folders) and stdout/stderr are flushed, but the interpreter's
     own teardown is skipped. That teardown unloads torch and ultralytics and took 1.5 to 4 s on a
-    2-core machine after the window had closed (issue 14); it frees memory the system reclaims
+    2-core machine after the window had closed (seen by users as a hang at exit); it frees memory the system reclaims
     anyway. Only for the program's entry points: never call it from code that others import."""
     import atexit
     import os

@@ -26,7 +26,6 @@ SHIPPED = {
 }
 # Family names inside those files (what Qt and fontconfig call them).
 CJK_FAMILY = "Noto Sans CJK JP"
-COMIC_FAMILY = "Comic Neue"
 
 
 def font_dir() -> Path:

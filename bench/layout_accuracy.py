@@ -1,7 +1,7 @@
 """Writing direction, reading order and false blocks on synthetic pages with known truth.
 
 Runs a detector (default: the demo detector) on fresh synthetic pages (tools.synth, `--seed`),
-builds the blocks twice from the same detections, the way the app did before issue 14 (box
+builds the blocks twice from the same detections, the way the app once did (box
 shapes, page-wide order) and the way it does now (`app.core.reading.pipeline.build_blocks` with the page: ink
 direction, panels, stroke filter), and scores both against the truth:
 
@@ -142,7 +142,7 @@ def run(pages: int, seed: int, detector_path: Path, imgsz: int | None, keep: Pat
 
 
 def _legacy_blocks(dets, size):
-    """The blocks as the app built them before issue 14: without the page image (box shapes,
+    """The blocks as the app once built them: without the page image (box shapes,
     page-wide order, nothing filtered)."""
     return build_blocks(dets, size, "rtl")
 

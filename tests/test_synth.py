@@ -25,7 +25,7 @@ def test_same_seed_same_page_and_truth():
     b_img, b_truth = generate_page(11, 3, size=SIZE)
     assert a_img.tobytes() == b_img.tobytes()
     assert a_truth == b_truth
-    c_img, c_truth = generate_page(12, 3, size=SIZE)
+    c_img, _ = generate_page(12, 3, size=SIZE)
     assert c_img.tobytes() != a_img.tobytes()
 
 

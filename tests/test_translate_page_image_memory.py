@@ -1,4 +1,4 @@
-"""The page image and the story memory in the requests (issue 23), against the loopback server:
+"""The page image and the story memory in the requests, against the loopback server:
 the image decoded, of the size asked, with numbered boxes where the blocks are; a model that
 refuses images found on the first request, the run going on as text only, remembered; the
 memory sent with each page, the model's proposals merged into the project's, the user's entries

@@ -1,4 +1,5 @@
-"""Screenshots of the views issue 14 changed, on a real X display of a given size.
+"""Screenshots of a new user's first-hour views (the demo, errors offering the model manager,
+the About box, the dark theme), on a real X display of a given size.
 
     xvfb-run -s "-screen 0 1280x800x24" python tools/first_hour_screenshots.py OUT_DIR
     HAYAI_DESKTOP_THEME=dark xvfb-run -s "-screen 0 1280x800x24" python tools/first_hour_screenshots.py OUT_DIR

@@ -92,10 +92,6 @@ def release_memory(device: torch.device) -> None:
         torch.mps.empty_cache()
 
 
-def module_device(module: torch.nn.Module) -> torch.device:
-    return next(module.parameters()).device
-
-
 class MoveFailed(Exception):
     """A module could not be moved to a device; it is whole on the CPU again. `reason` is the
     error's message (the error itself is not kept: its traceback would pin device memory)."""

@@ -273,7 +273,6 @@ class _Profile:
         self.first, self.last = first.astype(np.float64), last.astype(np.float64)
         rows = np.flatnonzero(any_)
         self.lo, self.hi = (int(rows[0]), int(rows[-1]) + 1) if rows.size else (0, 0)
-        self.extent = grid.shape[0]
 
     def band(self, a: float, b: float) -> tuple[float, float]:
         """(start, end) of what every row in [a, b) has; (0, 0) when a row is empty or outside."""

@@ -136,12 +136,6 @@ def _paper_split(crop: np.ndarray, region: np.ndarray):
     return ~light, float(t), False
 
 
-def _paper(crop: np.ndarray, region: np.ndarray) -> np.ndarray | None:
-    """(h, w) bool of the ground's side of an Otsu split, or None when the window is flat."""
-    split = _paper_split(crop, region)
-    return None if split is None else split[0]
-
-
 GLYPH_PART = 0.45  # an ink stroke at least this share of a free-text box's short side across is a glyph
 GLYPH_INSIDE = 0.3  # ... and this share of whose pixels lie in the box (art merely touching the box is not)
 BUBBLE_LIKE = ("bubble", "manual")  # kinds whose mask is the ink inside a bubble's body, when one is found
@@ -267,15 +261,6 @@ def block_mask(gray: np.ndarray, box: Box, polygon=None, strokes=(), dilation: i
                kind: str = "bubble") -> BlockMask:
     """The mask the cleaner uses: found automatically, then edited by the user's strokes."""
     return apply_strokes(auto_mask(gray, box, polygon, dilation, kind), strokes)
-
-
-def page_mask(shape: tuple[int, int], masks) -> np.ndarray:
-    """(H, W) bool: the union of block masks on a page of `shape`."""
-    out = np.zeros(shape, bool)
-    for m in masks:
-        x0, y0, x1, y1 = m.page_box()
-        out[y0:y1, x0:x1] |= m.mask
-    return out
 
 
 def to_gray(image: np.ndarray) -> np.ndarray:

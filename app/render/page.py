@@ -182,12 +182,6 @@ class PageRenderer:
                 if b.text.strip() else None
         return self._layers[key]
 
-    def forget(self, keep: Sequence[RenderBlock]) -> None:
-        """Drop cached text layers that none of `keep` uses (after edits, to bound memory)."""
-        wanted = {(self._mask_key(b), b.kind, b.text, b.style, b.place) for b in [*keep, *self.harmonise(keep)]}
-        for key in [k for k in self._layers if k not in wanted]:
-            del self._layers[key]
-
     # --- the page ---------------------------------------------------------------------------
     def cleaned(self, blocks: Sequence[RenderBlock], cancel: Callable[[], bool] | None = None) -> np.ndarray:
         """The page with every block of `blocks` that has clean=True cleaned (read-only: the

@@ -25,7 +25,6 @@ from PIL import Image
 from app.atomic import atomic_open
 from app.errors import UserError
 
-IMAGE_FORMATS = {"png": "PNG", "jpg": "JPEG", "webp": "WEBP"}
 JPEG_QUALITY = 92
 PDF_DPI = 150  # page size in the PDF: pixels at this resolution
 

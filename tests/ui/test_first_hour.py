@@ -1,4 +1,4 @@
-"""A new user's first hour (issue 14): the demo from the Help menu, where demo projects and
+"""A new user's first hour: the demo from the Help menu, where demo projects and
 exports go, errors that offer the model manager, what is greyed out with nothing open, the About
 box, icons in the dark theme, the detectors explained, run counts and time estimates."""
 from __future__ import annotations

@@ -76,7 +76,6 @@ class RayEngine:
         self.actors: list = []
         self.info: list[dict] = []
         self.restarts = 0
-        self.failed_chunks = 0
         self._ray = None
         self._started_ray = False
 
@@ -175,10 +174,6 @@ class RayEngine:
         where = "a local Ray runtime" if self.address is None else f"Ray at {self.address}"
         return f"{len(self.info)} worker(s) on {where} ({len(hosts)} machine(s), {', '.join(devices)})"
 
-    def worker_ids(self) -> list[str]:
-        """"pid@host" of each worker as started (restarted ones have new pids)."""
-        return [i["worker"] for i in self.info]
-
     # -- the work ----------------------------------------------------------------------------------
 
     def run(self, jobs: Iterator[ChunkJob]) -> Iterator[ChunkResult]:
@@ -217,7 +212,6 @@ class RayEngine:
         except WorkerSetupError as exc:  # Ray re-raises it as RayTaskError(WorkerSetupError)
             raise UserError(str(getattr(exc, "cause", None) or exc)) from exc
         except ray.exceptions.RayActorError as exc:  # the worker died under it, retries spent
-            self.failed_chunks += 1
             why = (f"the Ray worker reading this page died {TASK_RETRIES + 1} times ({_reason(exc)}); "
                    "the page may be too large for the worker's memory. Run the batch again with "
                    "--retry-errors to read it again.")

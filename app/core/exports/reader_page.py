@@ -28,13 +28,10 @@ shown one or two at a time in reading order, two side by side right to left for 
 """
 from __future__ import annotations
 
-import base64
 import html
 import json
 import math
-import mimetypes
 import unicodedata
-from pathlib import Path
 
 _STYLE = """
 *{box-sizing:border-box}
@@ -205,13 +202,6 @@ def _block_html(k: int, block: dict, width: float, height: float) -> str:
     data_box = " ".join(f"{v:g}" for v in box)
     return (f'<div class="{cls}" data-block="{k}" data-box="{data_box}" data-vertical="{int(vertical)}" '
             f'style="{style}"><div class="src" lang="ja">{spans}</div>{tr}</div>')
-
-
-def image_data_uri(path: str | Path) -> str:
-    """A page image file as a data: URI (for a reader page that holds its images)."""
-    path = Path(path)
-    mime = mimetypes.guess_type(path.name)[0] or "image/png"
-    return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
 def reader_html(data: dict, order: str = "rtl", image_prefix: str = "",

@@ -77,9 +77,6 @@ class EditJournal:
 
         self._append({"project": project_fields_to_dict(project)})
 
-    def record_drop_page(self, name: str) -> None:
-        self._append({"drop_page": name})
-
     def folded(self) -> None:
         """Everything recorded is now in a saved file (autosave or project): start a new journal
         (also when a save deleted this one's file)."""

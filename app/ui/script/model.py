@@ -152,9 +152,6 @@ class ScriptModel(QAbstractTableModel):
     def block(self, row: int) -> Block:
         return self._blocks[self._perm[row]]
 
-    def page_number(self, row: int) -> int:
-        return self._rows[self._perm[row]][0] + 1
-
     def status(self, row: int) -> str:
         return self._status[self._perm[row]]
 

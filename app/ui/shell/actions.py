@@ -45,7 +45,7 @@ SHORTCUTS = [
     ("help", "Keyboard shortcuts", "F1"),
 ]
 # Keys without a modifier act only while the page (canvas) has the focus: typed into anything
-# else, they are text, never a command (issue 14: typing switched the overlay).
+# else, they are text, never a command (typing a "t" in a text field once switched the overlay).
 CANVAS_KEYS = ("draw", "toggle_overlay", "view_mode", "mask_brush")
 # Need an open volume: disabled (greyed) while nothing is open.
 NEEDS_PROJECT = ("save", "next_page", "prev_page", "run_page", "run_all", "draw", "next_block", "prev_block",
