@@ -24,7 +24,7 @@ PAGES = 12
 PATCHES = 256
 # Thresholds: the figures measured on these 12 pages when the demo models were committed, with a
 # small margin: recall 0.925 (bubbles 0.991, free text 0.64), precision 0.947, CER 0.209 on the
-# 124 matched blocks, end-to-end CER 0.258 (README: 40 more pages of seed 5151 give 0.870, 0.900,
+# 124 matched blocks, end-to-end CER 0.258 (docs/accuracy.md: 40 more pages of seed 5151 give 0.870, 0.900,
 # 0.189 and 0.262). Since detections on panel borders and speed lines are dropped (app/detect/ink.py), the
 # precision is 0.961 (129 blocks found, not 131) and 0.934 on seed 5151; the rest is unchanged.
 MIN_RECALL = 0.90

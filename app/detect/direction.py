@@ -22,10 +22,10 @@ text's own layout decides:
    - no strips at all (one glyph, or glyphs touching): nothing tells, so manga's default,
      vertical, unless the ink is clearly wider than tall (BLOB_WIDE). A single character has
      no direction of its own: the synthetic truth flags it at random, so the accuracy on
-     blocks of two or more characters is the one that measures the rule (README).
+     blocks of two or more characters is the one that measures the rule (docs/accuracy.md).
    None when the box holds too little ink to tell: the caller falls back to the box's shape.
 
-Measured on synthetic pages (bench/layout_accuracy.py): see the README. No Qt; numpy + OpenCV.
+Measured on synthetic pages (bench/layout_accuracy.py): see docs/accuracy.md. No Qt; numpy + OpenCV.
 """
 from __future__ import annotations
 
