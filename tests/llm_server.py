@@ -8,7 +8,7 @@ Each request takes the next behaviour from `script` (then `default`):
   ok, reverse (ids in reverse order), fence (prose + ```json fences), drop (the last id left
   out), unknown (the last id replaced by a made-up one), garbage (prose, no JSON),
   truncated (JSON cut in the middle), rate_limit (429 + Retry-After: `retry_after`),
-  slow (answers after `delay` seconds), error500, refuse_schema (400 when a JSON schema
+  slow (answers after `delay` seconds), error500, error503 (busy), refuse_schema (400 when a JSON schema
   response_format is asked for, then ok); and what real servers do: think (a <think> block
   with a draft answer before the real one), reasoning (the thoughts in `reasoning_content`),
   newline (a raw newline inside a JSON string), refuse422 (422 on a JSON schema), refuse_temperature
@@ -278,6 +278,9 @@ class _LLMHandler(_Handler):
             return
         if behaviour == "error500":
             self._send(500, {"error": {"message": "internal error"}})
+            return
+        if behaviour == "error503":
+            self._send(503, {"error": {"message": "the server is loading the model"}})
             return
         if behaviour == "refuse_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
             self._send(400, {"error": {"message": "response_format json_schema is not supported by this server"}})
