@@ -263,6 +263,12 @@ class OpenAITranslator:
             if reply.finish == "length" and new:
                 state.notes.append(f"the answer reached its token limit; asked for the {len(todo)} id(s) left")
                 continue  # progress: ask for the rest (not counted as the one retry)
+            if not answer.texts and (reply.finish == "length" or contract.cut_off(reply.text)):
+                # a length stop: the answer ended where the server's context (or the answer's
+                # limit) did, before one item was complete; asking the same again cannot fit
+                self._shorten(todo, by_rid, context, page_name, cancel, on_tokens, state, split_ok,
+                              self._stop_reason(reply, [by_rid[r].text for r in todo]), stopped=True)
+                return
             if asked_again:
                 break
             asked_again = True
@@ -275,23 +281,46 @@ class OpenAITranslator:
                                    f"JSON asked for ({state.notes[-1]}).")
 
     def _shorten(self, todo, by_rid, context, page_name, cancel, on_tokens, state: _Page, split_ok: bool,
-                 why: str) -> None:
-        """The request was too long for the server: without context, then in halves."""
+                 why: str, stopped: bool = False) -> None:
+        """The request was too long for the server (refused for its length, or `stopped`: its
+        answer cut off where the context ended): without context, then in halves, down to one
+        line; a line that does not fit alone is reported with the server's context size and
+        how to raise it."""
+        what = "the answer stopped at the server's limit" if stopped else "the server refused the request for its length"
         if context:
-            state.notes.append(f"the server refused the request for its length ({errors.short(why)}); sent again "
-                               "without the previous pages")
+            state.notes.append(f"{what} ({errors.short(why)}); sent again without the previous pages")
             self._translate(todo, by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             return
         if len(todo) > 1 and split_ok:
             half = (len(todo) + 1) // 2
-            state.notes.append(f"the page is longer than the server's context ({errors.short(why)}); its {len(todo)} "
-                               f"block(s) sent in two halves")
+            state.notes.append(f"{what} ({errors.short(why)}); the {len(todo)} block(s) sent in two halves")
             self._translate(todo[:half], by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             self._translate(todo[half:], by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             return
         for r in todo:
-            state.reasons[r] = f"longer than the server's context even alone ({errors.short(why)})"
-        state.notes.append(f"block(s) {', '.join(todo)} are longer than the server's context on their own")
+            state.reasons[r] = self._too_small(why, stopped)
+        state.notes.append(f"block(s) {', '.join(todo)} do not fit the server's context on their own")
+
+    def _stop_reason(self, reply: _Reply, texts: Sequence[str]) -> str:
+        """Why an answer stopped before one item was complete, in the server's figures."""
+        used = f"{reply.prompt} prompt + {reply.completion} answer tokens" if reply.prompt or reply.completion else ""
+        limit = self._max_tokens(texts)
+        if self.settings.max_tokens > 0 and reply.completion >= self.settings.max_tokens:
+            return f"the answer reached --max-tokens {self.settings.max_tokens}"
+        cut = errors.snippet(reply.text)
+        return (f"finish_reason {reply.finish or 'none'}, cut at {cut}" + (f", {used}" if used else "")
+                + (f", answer limit {limit}" if limit else ""))
+
+    def _too_small(self, why: str, stopped: bool) -> str:
+        """The reason a line that does not fit even alone is missing: the server's context, its
+        size as the server reports it, and how to raise it (or the answer's limit, when that was it)."""
+        if "--max-tokens" in why:
+            return f"{why} before this line's answer was complete: raise --max-tokens (or set it to 0, from the page)"
+        size = (f"{self._n_ctx} tokens, as the server reports it" if self._n_ctx
+                else "the server does not report its size")
+        return (f"the server's context ({size}) is too small for this line and its answer "
+                f"({'cut off' if stopped else 'refused'}: {errors.short(why)}). Start the server with a larger "
+                "context: llama-server -c 4096 (or more), Ollama's num_ctx parameter, LM Studio's Context Length")
 
     def _own_answers(self, context: Sequence[ContextPage]) -> dict[str, str]:
         """The model's own answers of the context pages that still hold exactly what it said."""
