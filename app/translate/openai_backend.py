@@ -263,7 +263,7 @@ class OpenAITranslator:
             if reply.finish == "length" and new:
                 state.notes.append(f"the answer reached its token limit; asked for the {len(todo)} id(s) left")
                 continue  # progress: ask for the rest (not counted as the one retry)
-            if not answer.texts and (reply.finish == "length" or contract.cut_off(reply.text)):
+            if not new and (reply.finish == "length" or contract.cut_off(reply.text)):
                 # a length stop: the answer ended where the server's context (or the answer's
                 # limit) did, before one item was complete; asking the same again cannot fit
                 self._shorten(todo, by_rid, context, page_name, cancel, on_tokens, state, split_ok,
