@@ -8,7 +8,7 @@ Each request takes the next behaviour from `script` (then `default`):
   ok, reverse (ids in reverse order), fence (prose + ```json fences), drop (the last id left
   out), unknown (the last id replaced by a made-up one), garbage (prose, no JSON),
   truncated (JSON cut in the middle), rate_limit (429 + Retry-After: `retry_after`),
-  slow (answers after `delay` seconds), error500, refuse_schema (400 when a JSON schema
+  slow (answers after `delay` seconds), error500, error503 (busy), refuse_schema (400 when a JSON schema
   response_format is asked for, then ok); and what real servers do: think (a <think> block
   with a draft answer before the real one), reasoning (the thoughts in `reasoning_content`),
   newline (a raw newline inside a JSON string), refuse422 (422 on a JSON schema), refuse_temperature
@@ -17,7 +17,10 @@ Each request takes the next behaviour from `script` (then `default`):
   context_exceeded (400 "exceeds the available context size" while the request holds more than
   one page or more than `max_segments` segments), echo (every segment copied back),
   echo_request (the request's JSON repeated, no answer), nostream (a plain response even when
-  streaming is asked for), oracle (each segment answered with `oracle[its text]`).
+  streaming is asked for), oracle (each segment answered with `oracle[its text]`), context (a
+  server with a context of `n_ctx` tokens, as llama.cpp: a prompt over it is refused, and the
+  answer is cut where prompt + answer reach it, finish_reason "length"; tokens as
+  `estimate_tokens` counts them).
 A request with "stream": true gets server-sent events, one chunk per `chunk_chars` characters
 of the answer, with usage in a last chunk (llama.cpp and OpenAI do the same).
 It checks `Authorization: Bearer <key>` (401 otherwise, echoing the key's first characters
@@ -169,6 +172,8 @@ class FakeLLM(_Base):
     n_ctx: int | None = None  # served as llama.cpp's GET /props when set
     oracle: dict = field(default_factory=dict)  # behaviour "oracle": source text -> the answer to give
     answer_model: str = ""  # the model the answers name ("" = the one asked for)
+    serve_props: bool = True  # False: /props does not tell n_ctx (a server that does not report its context)
+    report_finish: bool = True  # False: finish_reason is null (servers that do not say why an answer ended)
 
     def __post_init__(self):
         _Base.__init__(self, _LLMHandler)
@@ -217,6 +222,15 @@ def image_of(body: dict):
     return None
 
 
+def _prompt_tokens(body: dict) -> int:
+    return sum(estimate_tokens(_text_of(m.get("content") or "")) + 4 for m in body["messages"])
+
+
+def prompt_tokens(body: dict) -> int:
+    """The prompt's tokens as the loopback server counts them (for a context size in a test)."""
+    return _prompt_tokens(body)
+
+
 def _katakana_names(text: str) -> list[str]:
     import re
 
@@ -251,7 +265,7 @@ class _LLMHandler(_Handler):
         if self.path.rstrip("/").endswith("/v1/models"):
             self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"}
                                                         for m in owner.models]})
-        elif self.path.rstrip("/") == "/props" and owner.n_ctx:
+        elif self.path.rstrip("/") == "/props" and owner.n_ctx and owner.serve_props:
             self._send(200, {"default_generation_settings": {"n_ctx": owner.n_ctx}})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -278,6 +292,9 @@ class _LLMHandler(_Handler):
             return
         if behaviour == "error500":
             self._send(500, {"error": {"message": "internal error"}})
+            return
+        if behaviour == "error503":
+            self._send(503, {"error": {"message": "the server is loading the model"}})
             return
         if behaviour == "refuse_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
             self._send(400, {"error": {"message": "response_format json_schema is not supported by this server"}})
@@ -308,6 +325,11 @@ class _LLMHandler(_Handler):
                 self._send(400, {"error": {"code": 400, "message": "the request exceeds the available context size, "
                                                                    "try increasing it", "type": "exceed_context_size_error"}})
                 return
+        if behaviour == "context" and _prompt_tokens(body) > (owner.n_ctx or 0):
+            self._send(400, {"error": {"code": 400, "message": f"request ({_prompt_tokens(body)} tokens) exceeds the "
+                                       f"available context size ({owner.n_ctx} tokens), try increasing it",
+                                       "type": "exceed_context_size_error"}})
+            return
         if behaviour == "slow" and owner.hold():
             self.close_connection = True  # stopped: drop the request without an answer
             return
@@ -401,13 +423,22 @@ class _LLMHandler(_Handler):
             first_end = content.index("}", content.index('"text"')) + 1
             content = content[:first_end] + ', {"id": "' + items[-1]["id"]
             finish = "length"
-        prompt = sum(estimate_tokens(_text_of(m.get("content") or "")) + 4 for m in body["messages"])
+        prompt = _prompt_tokens(body)
+        if behaviour == "context":  # the answer ends where the context (or max_tokens) does
+            room = min(self.server.owner.n_ctx - prompt, body.get("max_tokens") or body.get("max_completion_tokens")
+                       or 10**9)
+            if estimate_tokens(content) > room:
+                cut = 0
+                while cut < len(content) and estimate_tokens(content[:cut + 1]) <= room:
+                    cut += 1
+                content, finish = content[:cut], "length"
         message = {"role": "assistant", "content": content}
         if thoughts:
             message["reasoning_content"] = thoughts
         return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0,
                 "model": self.server.owner.answer_model or body["model"],
-                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                "choices": [{"index": 0, "finish_reason": finish if self.server.owner.report_finish else None,
+                             "message": message}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": estimate_tokens(content),
                           "total_tokens": prompt + estimate_tokens(content)}}
 

@@ -218,3 +218,29 @@ def test_a_text_only_model_refuses_the_page_image_and_the_run_goes_on(llama_serv
     again = translator(llama_server, store=CapabilityStore(tmp_path / "caps.json"), page_image="auto")
     assert not again.takes_images()  # remembered: the next run does not even load the images
     again.close()
+
+
+def test_a_context_of_512_tokens_keeps_what_fits_and_names_the_size(llama_factory):
+    """-c 512 and a page of 12 lines: the page does not fit, answers stop where the context
+    ends. The page is split until the answers fit; nothing is lost as "not the JSON asked for",
+    and a line that does not fit alone says the server's context (512) is too small and how to
+    raise it."""
+    small = llama_factory(ctx=512)
+    lines = ["このまちにはふるいとしょかんがある。", "わたしはまいにちそこへいく。", "きょうもあめがふっている。",
+             "ともだちがまっているよ。", "はやくいかなきゃ！", "でも、かさをわすれた。", "どうしよう……", "あ、タナカさんだ！",
+             "かさ、かしてくれる？", "もちろん、いいよ。", "ありがとう、たすかった！", "じゃあ、いっしょにいこう。"]
+    project = make_project(texts=[lines])
+    tr = translator(small, context_pages=0)
+    try:
+        outcomes = run(project, tr, options=TranslateOptions(context_pages=0, memory=False))
+    finally:
+        tr.close()
+    page = outcomes[0]
+    assert page.error is None, page.error
+    check_every_block_answered_or_reported(project, outcomes)
+    assert page.requests > 1 and any("halves" in n for n in page.notes), page.notes  # split, not given up
+    for b in page.missing:
+        reason = page.reasons.get(b, "")
+        assert reason and "not the JSON asked for" not in reason
+        if "context" in reason:
+            assert "512 tokens" in reason and "llama-server -c 4096" in reason

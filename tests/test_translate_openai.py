@@ -209,3 +209,61 @@ def test_a_server_that_keeps_hanging_up_is_named(fake_llm):
     finally:
         tr.close()
     assert len(fake_llm.chats()) == 2  # one fresh try, not a loop
+
+
+def test_cancel_during_a_retry_wait_stops_at_once(fake_llm):
+    # a 429 asking for 30 s: the one retry loop waits polling Cancel, so Cancel ends the page
+    fake_llm.retry_after = "30"
+    fake_llm.script = ["rate_limit"]
+    tr = translator(fake_llm, max_retries=2)
+    start = time.monotonic()
+    try:
+        with pytest.raises(Cancelled):
+            tr.translate_page(SEGMENTS, cancel=lambda: len(fake_llm.chats()) == 1 and time.monotonic() - start > 0.3)
+    finally:
+        tr.close()
+    assert time.monotonic() - start < 3.0 and len(fake_llm.chats()) == 1  # no second request
+
+
+def test_every_retryable_failure_counts_against_one_budget(fake_llm):
+    # a 429, then a 503, then an answer: two retries of one loop (max_retries=2); with one retry
+    # the 503 is the error, naming the server
+    fake_llm.retry_after = "0.05"
+    fake_llm.script = ["rate_limit", "error503"]
+    tr = translator(fake_llm, max_retries=2)
+    try:
+        assert dict(tr.translate_page(SEGMENTS).texts) == EXPECTED
+    finally:
+        tr.close()
+    assert [s.behaviour for s in fake_llm.chats()] == ["rate_limit", "error503", "ok"]
+    fake_llm.script = ["rate_limit", "error503"]
+    tr = translator(fake_llm, max_retries=1)
+    try:
+        with pytest.raises(TranslationError, match="503") as err:
+            tr.translate_page(SEGMENTS)
+    finally:
+        tr.close()
+    assert "127.0.0.1" in str(err.value) and not err.value.fatal
+
+
+def test_the_wire_is_a_declared_transport(fake_llm):
+    """The backend holds its wire (openai_wire.Wire) by composition, through the Transport
+    interface: every method the backend calls on it is declared there."""
+    import ast
+    import inspect
+
+    from app.translate import openai_backend
+    from app.translate.openai_wire import Transport, Wire
+
+    declared = {n for n in vars(Transport) if not n.startswith("_")} | set(Transport.__annotations__)
+    tree = ast.parse(inspect.getsource(openai_backend))
+    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute) and node.value.attr == "wire"}
+    assert used and used <= declared, used - declared
+    assert all(callable(getattr(Wire, n)) for n in declared if n != "server")
+    assert Wire not in openai_backend.OpenAITranslator.__mro__
+    tr = translator(fake_llm)
+    try:
+        assert isinstance(tr.wire, Wire) and tr.list_models() == ["other-model", "test-model"]
+    finally:
+        tr.close()

@@ -5,8 +5,9 @@
 INPUT is a JSON export, a project file, or the folder / archive with its saved project (as for
 `render`). One line per finding, tab-separated: page, block number, kind, detail. Kinds:
 inconsistent (the same source line translated differently), name (a glossary or story-memory
-name not used where its source occurs), untranslated (an answer that is not a translation),
-below_min (lettered below the style's minimum size) and clipped (does not fit at all). The
+name not used where its source occurs), untranslated (an answer that is not a translation, or
+no translation at all), degenerate (an answer that looks degenerate: one word for a sentence,
+far shorter than its source), repeated (one translation for different lines), below_min (lettered below the style's minimum size) and clipped (does not fit at all). The
 layout kinds letter the pages as the export does, from the project's source images
 (--no-layout skips them). Exit status: 0 when nothing was found, 1 when something was, 2 for an
 error.

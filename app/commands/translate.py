@@ -21,8 +21,9 @@ The backend is --provider, else the one chosen in the GUI's Translation settings
 nothing is sent anywhere and the command stops. Keys come from the environment
 (OPENAI_API_KEY, DEEPL_AUTH_KEY, DEEPSEEK_API_KEY, ...) or the key stored by the GUI, never from
 the command line. An answer that is not a translation (the source copied back, or still in the
-source's script) is reported as "looks untranslated", not counted, and asked for again by the
-next run. The series file (`.hayai-series.json` beside the volume or up to two folders above, or
+source's script) is reported as "looks untranslated", and one that looks degenerate (one word
+for a sentence, an answer far shorter than its source, one text for many different lines) as
+"looks degenerate": neither is counted, and both are asked for again by the next run. The series file (`.hayai-series.json` beside the volume or up to two folders above, or
 --series FILE) gives a new volume the series' glossary, memory and style; lines the series'
 translation memory has exactly are filled from it without a request, and what the volume
 learned (approved translations, glossary, memory) is written back to it. Exit status: 0 when every block was translated, 1 when some were not (after writing
@@ -169,7 +170,7 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
     options = TranslateOptions(context_pages=settings.context_pages, retranslate=args.retranslate,
                                replace_edited=args.replace_edited, memory=settings.memory)
     images = PageImages(project.source) if settings.page_image != "off" else None
-    done = left = 0
+    done = left = degenerate = 0
     index = {p.name: i for i, p in enumerate(project.pages)}
     bar = _Progress(stream)
     try:
@@ -180,7 +181,8 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
             if outcome.memory is not None:
                 project.memory = outcome.memory
             done += len(outcome.texts)
-            if outcome.texts and save is not None:
+            degenerate += len(outcome.degenerate)
+            if (outcome.texts or outcome.degenerate) and save is not None:
                 save(project)
             if outcome.problem:
                 left += sum(1 for b in outcome.page.blocks if b.needs_translation)
@@ -195,6 +197,10 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
             translator.close()
     print(f"hayai-desktop: {done} block(s) translated with {translator.name}"
           + (f"; {left} block(s) not translated (run again to resume)" if left else ""), file=stream)
+    if degenerate:
+        print(f"hayai-desktop: {degenerate} answer(s) looked degenerate (one word for a sentence, far shorter than "
+              "the source, or one text for many different lines): not used nor counted. The model is not translating "
+              "these lines; try a larger model, or check the server's settings (see the pages above)", file=stream)
     return done, left
 
 

@@ -338,6 +338,35 @@ def _salvage(reply: str) -> list[tuple[str, str]]:
     return out
 
 
+def cut_off(reply: str) -> bool:
+    """The reply is JSON that ran off its end (an answer stopped mid-way: `{"translations":
+    [{"id":"b1","text":"This town has a`), not prose nor complete JSON."""
+    text = strip_reasoning(reply or "").strip()
+    fence = re.match(r"```[a-zA-Z]*\s*", text)
+    if fence and "```" not in text[fence.end():]:
+        text = text[fence.end():]
+    if not text.startswith(("{", "[")):
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth <= 0:
+                return False  # a complete value (whatever follows it)
+    return depth > 0
+
+
 def read_answer(reply: str, ids: Sequence[str]) -> Answer:
     """Map a model's reply onto the asked `ids` (by id only; order and fences do not matter).
     Reasoning is stripped first; a JSON object that only repeats the request is never taken."""

@@ -28,7 +28,6 @@ The key goes only into the client (the Authorization header); error messages nam
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -50,7 +49,7 @@ from app.translate.base import (
 from app.translate.capabilities import FORMATS, Capabilities, CapabilityStore
 from app.translate.languages import looks_untranslated
 from app.translate.memory import StoryMemory, memory_from_dict
-from app.translate.openai_wire import WireMixin, _Page, _Reply
+from app.translate.openai_wire import Transport, Wire, _Page, _Reply
 from app.translate.presets import DEFAULT_URL, preset_for_url
 
 log = logging.getLogger(__name__)
@@ -72,9 +71,10 @@ class _Extras:
     ask_memory: bool = False
 
 
-class OpenAITranslator(WireMixin):
+class OpenAITranslator:
     """settings: TranslatorSettings; api_key: None or "" for servers that need none; store:
-    where capabilities are remembered (default: settings.capabilities_file)."""
+    where capabilities are remembered (default: settings.capabilities_file). The wire (a request
+    on the wire, the event loop, Cancel) is a composed `Transport` (openai_wire.Wire)."""
 
     def __init__(self, settings: TranslatorSettings, api_key: str | None = None,
                  store: CapabilityStore | None = None):
@@ -101,9 +101,9 @@ class OpenAITranslator(WireMixin):
         # page name -> (the model's answer, word for word, and the ids' texts it gave): a page
         # answered in one request goes as context with that answer, which the server's cache holds
         self._answers: dict[str, tuple[str, dict[str, str]]] = {}
-        self._loop = asyncio.new_event_loop()
-        self._client = openai.AsyncOpenAI(api_key=self.key, base_url=self.base_url, max_retries=0,
-                                          timeout=self._http_timeout())
+        client = openai.AsyncOpenAI(api_key=self.key, base_url=self.base_url, max_retries=0,
+                                    timeout=self._http_timeout())
+        self.wire: Transport = Wire(client, self.server, self.base_url)
 
     def _initial_caps(self) -> Capabilities:
         structured = self.settings.structured
@@ -189,22 +189,21 @@ class OpenAITranslator(WireMixin):
         """The model ids the server offers (GET /models): what "Test connection" shows."""
         import openai
 
-        async def fetch():
-            page = await self._client.models.list()
-            return sorted(m.id for m in page.data)
         try:
-            return self._run(fetch(), cancel)
+            return self.wire.models(cancel)
         except openai.OpenAIError as exc:
             raise errors.error_for(self, exc) from None
 
     def close(self) -> None:
-        if self._loop.is_closed():
+        self.wire.close()
+
+    def _read_context_size(self, cancel) -> None:
+        """The server's context size, where it says it (once per run; None when it does not)."""
+        if self._n_ctx_read:
             return
-        try:
-            self._loop.run_until_complete(self._client.close())
-            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-        finally:
-            self._loop.close()
+        self._n_ctx_read = True
+        if self.preset.local or self.preset.name == "custom":  # hosted services: large, documented contexts
+            self._n_ctx = self.wire.context_size(self.settings.model, cancel)
 
     # -- one page --------------------------------------------------------------------------------
     def _translate(self, rids: list[str], by_rid: dict[str, Segment], context: list[ContextPage], page_name: str,
@@ -264,6 +263,12 @@ class OpenAITranslator(WireMixin):
             if reply.finish == "length" and new:
                 state.notes.append(f"the answer reached its token limit; asked for the {len(todo)} id(s) left")
                 continue  # progress: ask for the rest (not counted as the one retry)
+            if not new and (reply.finish == "length" or contract.cut_off(reply.text)):
+                # a length stop: the answer ended where the server's context (or the answer's
+                # limit) did, before one item was complete; asking the same again cannot fit
+                self._shorten(todo, by_rid, context, page_name, cancel, on_tokens, state, split_ok,
+                              self._stop_reason(reply, [by_rid[r].text for r in todo]), stopped=True)
+                return
             if asked_again:
                 break
             asked_again = True
@@ -276,23 +281,46 @@ class OpenAITranslator(WireMixin):
                                    f"JSON asked for ({state.notes[-1]}).")
 
     def _shorten(self, todo, by_rid, context, page_name, cancel, on_tokens, state: _Page, split_ok: bool,
-                 why: str) -> None:
-        """The request was too long for the server: without context, then in halves."""
+                 why: str, stopped: bool = False) -> None:
+        """The request was too long for the server (refused for its length, or `stopped`: its
+        answer cut off where the context ended): without context, then in halves, down to one
+        line; a line that does not fit alone is reported with the server's context size and
+        how to raise it."""
+        what = "the answer stopped at the server's limit" if stopped else "the server refused the request for its length"
         if context:
-            state.notes.append(f"the server refused the request for its length ({errors.short(why)}); sent again "
-                               "without the previous pages")
+            state.notes.append(f"{what} ({errors.short(why)}); sent again without the previous pages")
             self._translate(todo, by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             return
         if len(todo) > 1 and split_ok:
             half = (len(todo) + 1) // 2
-            state.notes.append(f"the page is longer than the server's context ({errors.short(why)}); its {len(todo)} "
-                               f"block(s) sent in two halves")
+            state.notes.append(f"{what} ({errors.short(why)}); the {len(todo)} block(s) sent in two halves")
             self._translate(todo[:half], by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             self._translate(todo[half:], by_rid, [], page_name, cancel, on_tokens, state, split_ok)
             return
         for r in todo:
-            state.reasons[r] = f"longer than the server's context even alone ({errors.short(why)})"
-        state.notes.append(f"block(s) {', '.join(todo)} are longer than the server's context on their own")
+            state.reasons[r] = self._too_small(why, stopped)
+        state.notes.append(f"block(s) {', '.join(todo)} do not fit the server's context on their own")
+
+    def _stop_reason(self, reply: _Reply, texts: Sequence[str]) -> str:
+        """Why an answer stopped before one item was complete, in the server's figures."""
+        used = f"{reply.prompt} prompt + {reply.completion} answer tokens" if reply.prompt or reply.completion else ""
+        limit = self._max_tokens(texts)
+        if self.settings.max_tokens > 0 and reply.completion >= self.settings.max_tokens:
+            return f"the answer reached --max-tokens {self.settings.max_tokens}"
+        cut = errors.snippet(reply.text)
+        return (f"finish_reason {reply.finish or 'none'}, cut at {cut}" + (f", {used}" if used else "")
+                + (f", answer limit {limit}" if limit else ""))
+
+    def _too_small(self, why: str, stopped: bool) -> str:
+        """The reason a line that does not fit even alone is missing: the server's context, its
+        size as the server reports it, and how to raise it (or the answer's limit, when that was it)."""
+        if "--max-tokens" in why:
+            return f"{why} before this line's answer was complete: raise --max-tokens (or set it to 0, from the page)"
+        size = (f"{self._n_ctx} tokens, as the server reports it" if self._n_ctx
+                else "the server does not report its size")
+        return (f"the server's context ({size}) is too small for this line and its answer "
+                f"({'cut off' if stopped else 'refused'}: {errors.short(why)}). Start the server with a larger "
+                "context: llama-server -c 4096 (or more), Ollama's num_ctx parameter, LM Studio's Context Length")
 
     def _own_answers(self, context: Sequence[ContextPage]) -> dict[str, str]:
         """The model's own answers of the context pages that still hold exactly what it said."""
@@ -368,73 +396,90 @@ class OpenAITranslator(WireMixin):
 
     def _request(self, messages, ids, texts, cancel, on_tokens, state: _Page) -> _Reply:
         """One chat completion (streamed when the server streams); degrades what it asks for when
-        the first request of the run is refused; raises errors.LengthRefused or TranslationError."""
+        the first request of the run is refused; raises errors.LengthRefused or TranslationError.
+
+        One retry loop (tenacity): an attempt that ends in `_Again` (the server does not stream,
+        refused a capability, closed a kept-alive connection) is sent again at once; one that
+        ends in `_Transient` (429, 502/503/504, a dropped connection) after its wait (the
+        server's Retry-After, else a growing back-off), at most settings.max_retries times, the
+        wait polling Cancel; after the last, its error is raised."""
+        import tenacity
+
+        tries = _Tries()
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type((_Again, _Transient)),
+            stop=lambda rs: isinstance(rs.outcome.exception(), _Transient) and tries.transient > self.settings.max_retries
+            or rs.attempt_number > MAX_ATTEMPTS,
+            wait=lambda rs: getattr(rs.outcome.exception(), "wait", 0.0),
+            sleep=lambda seconds: self.wire.sleep(seconds, cancel) if seconds > 0 else None,
+            reraise=True)
+        try:
+            reply = retrying(self._attempt, messages, ids, texts, cancel, on_tokens, state, tries)
+        except _Transient as exc:
+            raise exc.final from None
+        except _Again as exc:  # MAX_ATTEMPTS immediate redos: a server that keeps refusing
+            raise TranslationError(f"{self.server}: the request kept being refused ({exc})") from None
+        if not self._confirmed:
+            self._confirmed = True
+            self.store.put(self.server, self.settings.model, self.caps)
+        if reply.model and reply.model != self.settings.model:
+            self.name = f"{reply.model} @ {self.server}"
+        if not state.first_token_s:
+            state.first_token_s = reply.first_token_s
+        return reply
+
+    def _attempt(self, messages, ids, texts, cancel, on_tokens, state: _Page, tries: _Tries) -> _Reply:
+        """One try of the request: the reply, or what to do next (see _request)."""
         import openai
 
-        attempts, fresh = 0, False
-        while True:
-            kwargs = self._kwargs(messages, ids, texts)
-            state.requests += 1
-            try:
-                reply = self._run(self._complete(kwargs, on_tokens, state), cancel, total=self.total_timeout)
-            except errors.StreamEmpty:
-                log.info("%s sent no chunk for a streamed request; asking without streaming", self.server)
-                self.caps = replace(self.caps, stream=False)
-                continue
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                msg = errors.message(exc)
-                if self._extras.image_url and errors.about_images(msg):
-                    raise errors.ImagesRefused(msg) from None
-                if errors.about_length(msg):
-                    raise errors.LengthRefused(msg) from None
-                if not self._confirmed and self._degrade(msg):
-                    continue
+        def transient(exc, final: TranslationError) -> _Transient:
+            tries.transient += 1
+            return _Transient(final, errors.retry_after(exc, tries.transient))
+
+        kwargs = self._kwargs(messages, ids, texts)
+        state.requests += 1
+        try:
+            return self.wire.run(self.wire.complete(kwargs, self.caps.stream, on_tokens, state), cancel,
+                                 total=self.total_timeout)
+        except errors.StreamEmpty:
+            log.info("%s sent no chunk for a streamed request; asking without streaming", self.server)
+            self.caps = replace(self.caps, stream=False)
+            raise _Again("no stream") from None
+        except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            msg = errors.message(exc)
+            if self._extras.image_url and errors.about_images(msg):
+                raise errors.ImagesRefused(msg) from None
+            if errors.about_length(msg):
+                raise errors.LengthRefused(msg) from None
+            if not self._confirmed and self._degrade(msg):
+                raise _Again(errors.short(msg)) from None
+            raise errors.error_for(self, exc) from None
+        except (openai.RateLimitError, openai.InternalServerError) as exc:
+            msg = errors.message(exc)
+            if self._extras.image_url and errors.about_images(msg):
+                raise errors.ImagesRefused(msg) from None
+            if errors.about_length(msg):
+                raise errors.LengthRefused(msg) from None
+            status = getattr(exc, "status_code", 0)
+            if status == 429 or status in (502, 503, 504):
+                raise transient(exc, errors.error_for(self, exc)) from None
+            raise errors.error_for(self, exc) from None
+        except openai.APIConnectionError as exc:
+            if isinstance(exc, openai.APITimeoutError) or errors.refused(exc):
                 raise errors.error_for(self, exc) from None
-            except (openai.RateLimitError, openai.InternalServerError) as exc:
-                msg = errors.message(exc)
-                if self._extras.image_url and errors.about_images(msg):
-                    raise errors.ImagesRefused(msg) from None
-                if errors.about_length(msg):
-                    raise errors.LengthRefused(msg) from None
-                status = getattr(exc, "status_code", 0)
-                retryable = status == 429 or status in (502, 503, 504)
-                if retryable and attempts < self.settings.max_retries:
-                    attempts += 1
-                    self._sleep(errors.retry_after(exc, attempts), cancel)
-                    continue
-                raise errors.error_for(self, exc) from None
-            except openai.APIConnectionError as exc:
-                if isinstance(exc, openai.APITimeoutError) or errors.refused(exc):
-                    raise errors.error_for(self, exc) from None
-                if errors.stale(exc) and not fresh:  # a closed kept-alive connection: at once on a new one
-                    fresh = True
-                    log.info("%s closed the connection before answering; asking again", self.server)
-                    continue
-                if attempts < self.settings.max_retries:  # the connection dropped: once more
-                    attempts += 1
-                    self._sleep(errors.retry_after(exc, attempts), cancel)
-                    continue
-                raise errors.broken(self, exc) from None
-            except openai.OpenAIError as exc:
-                raise errors.error_for(self, exc) from None
-            except Cancelled:
+            if errors.stale(exc) and not tries.fresh:  # a closed kept-alive connection: at once on a new one
+                tries.fresh = True
+                log.info("%s closed the connection before answering; asking again", self.server)
+                raise _Again("connection closed") from None
+            raise transient(exc, errors.broken(self, exc)) from None  # the connection dropped
+        except openai.OpenAIError as exc:
+            raise errors.error_for(self, exc) from None
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a transport error mid-stream (httpx): name it
+            if not errors.looks_like_transport(exc):
                 raise
-            except Exception as exc:  # noqa: BLE001 - a transport error mid-stream (httpx): name it
-                if not errors.looks_like_transport(exc):
-                    raise
-                if attempts < self.settings.max_retries:
-                    attempts += 1
-                    self._sleep(errors.retry_after(exc, attempts), cancel)
-                    continue
-                raise errors.broken(self, exc) from None
-            if not self._confirmed:
-                self._confirmed = True
-                self.store.put(self.server, self.settings.model, self.caps)
-            if reply.model and reply.model != self.settings.model:
-                self.name = f"{reply.model} @ {self.server}"
-            if not state.first_token_s:
-                state.first_token_s = reply.first_token_s
-            return reply
+            raise transient(exc, errors.broken(self, exc)) from None
 
     def _degrade(self, msg: str) -> bool:
         """The first request was refused (400 / 422): ask for less, in the order servers refuse
@@ -461,6 +506,30 @@ class OpenAITranslator(WireMixin):
             return self.list_models()
         except TranslationError:
             return []
+
+
+MAX_ATTEMPTS = 12  # a bound on the immediate redos of one request (each capability is left out once)
+
+
+@dataclass
+class _Tries:
+    """What one request's retry loop counted."""
+
+    transient: int = 0  # retries after a wait (429, 502/503/504, a dropped connection)
+    fresh: bool = False  # asked again on a new connection after a kept-alive one closed
+
+
+class _Again(Exception):
+    """Send the request again at once (what it asks for changed, or a new connection)."""
+
+
+class _Transient(Exception):
+    """A failure worth a retry after `wait` seconds; `final` is raised after the last one."""
+
+    def __init__(self, final: TranslationError, wait: float):
+        super().__init__(str(final))
+        self.final = final
+        self.wait = wait
 
 
 def _proposed_memory(raw: dict, texts: Sequence[str]) -> StoryMemory | None:

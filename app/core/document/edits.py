@@ -50,20 +50,24 @@ def restore_translation(page: Page, block_id: str) -> Page:
 
 
 def apply_machine_translations(page: Page, texts, translator: str, replace_edited: bool = False,
-                               untranslated=None) -> Page:
+                               untranslated=None, degenerate=None) -> Page:
     """Machine translations (`texts`: block id -> text) into the page. Each block keeps the
     text as its machine translation; its translation becomes that text unless the user wrote
     their own (`Block.translation_edited`) and `replace_edited` is False. `untranslated`: block
     id -> an answer that looks untranslated: kept as the machine text, flagged, never used as
-    the translation. Ids no longer on the page (a block deleted meanwhile) are ignored."""
+    the translation; `degenerate`: the same for answers that look degenerate (app.translate.judge).
+    Ids no longer on the page (a block deleted meanwhile) are ignored."""
     untranslated = untranslated or {}
+    degenerate = degenerate or {}
     blocks = []
     for b in page.blocks:
         text = texts.get(b.id)
         if text is None:
-            echo = untranslated.get(b.id)
+            echo, flag = untranslated.get(b.id), "untranslated"
+            if echo is None:
+                echo, flag = degenerate.get(b.id), "degenerate"
             if echo is not None and not b.translation.strip():  # a translation it had stays
-                b = replace(b, machine_translation=echo, translator=translator, machine_flag="untranslated")
+                b = replace(b, machine_translation=echo, translator=translator, machine_flag=flag)
             blocks.append(b)
             continue
         keep = b.translation_edited and not replace_edited

@@ -73,7 +73,8 @@ class Block:
     translator: str = ""  # which backend/model produced machine_translation
     # "untranslated": the last run's answer (in machine_translation) looks untranslated (the
     # source copied back, or still in the source's script): not used as the translation, not
-    # counted, and the next run asks again. "" otherwise.
+    # counted, and the next run asks again. "degenerate": the same for an answer that looks
+    # degenerate (app.translate.judge: "The" for a sentence, one text for many lines). "" otherwise.
     machine_flag: str = ""
     # the user accepted the machine translation as it is (one key in the GUI): it enters the
     # translation memory (app.core.translation.translation_memory) like a translation typed by hand
@@ -100,6 +101,11 @@ class Block:
     def looks_untranslated(self) -> bool:
         """The machine's answer was not a translation and nothing else stands in for it."""
         return self.machine_flag == "untranslated" and not self.translation.strip()
+
+    @property
+    def looks_degenerate(self) -> bool:
+        """The machine's answer looked degenerate and nothing else stands in for it."""
+        return self.machine_flag == "degenerate" and not self.translation.strip()
 
     @property
     def needs_translation(self) -> bool:

@@ -5,8 +5,13 @@ Kinds of finding (one row each, in page and reading order):
   differently elsewhere; every block that differs from the line's most frequent translation.
 - `name`: a glossary entry, or a character or term of the story memory with its target, whose
   source occurs in the block while the translation does not use the target.
-- `untranslated`: the machine's answer looked untranslated (`Block.looks_untranslated`), or the
-  translation is the source itself.
+- `untranslated`: the machine's answer looked untranslated (`Block.looks_untranslated`), the
+  translation is the source itself, or a block with text has no translation at all.
+- `degenerate`: the machine's answer looked degenerate (`Block.looks_degenerate`), or the
+  translation alone cannot be one of its source: one word for a sentence, far shorter
+  (app.translate.judge).
+- `repeated`: one translation for two or more different source lines of some length
+  (app.translate.judge), every block that has it.
 - `below_min`: typeset below the style's minimum size; `clipped`: did not fit at all and is cut
   to the bubble. Both from the layout the export letters (app.render.page.PageRenderer: the same
   harmonised sizes), so they need the page images.
@@ -24,8 +29,9 @@ from app.core.translation.translation_memory import normalise
 from app.errors import Cancelled
 from app.translate.base import GlossaryEntry
 
-KINDS = ("inconsistent", "name", "untranslated", "below_min", "clipped")
+KINDS = ("inconsistent", "name", "untranslated", "degenerate", "repeated", "below_min", "clipped")
 LABELS = {"inconsistent": "translated differently", "name": "name not used", "untranslated": "looks untranslated",
+          "degenerate": "looks degenerate", "repeated": "one translation for many lines",
           "below_min": "below minimum size", "clipped": "clipped"}
 
 
@@ -105,12 +111,45 @@ def untranslated(project: Project) -> list[Finding]:
                 and any(ord(c) > 0x2e7f for c in b.display_text):
             out.append(Finding(page.name, b.id, b.order, "untranslated",
                                f"the translation is the source “{_short(b.display_text)}”"))
+        elif b.needs_translation and not b.looks_degenerate:
+            out.append(Finding(page.name, b.id, b.order, "untranslated",
+                               f"“{_short(b.display_text)}” has no translation"))
+    return out
+
+
+def degenerate(project: Project) -> list[Finding]:
+    """Answers that looked degenerate, and translations that cannot be one of their source."""
+    from app.translate.judge import one_answer
+
+    out = []
+    for page, b in _blocks(project):
+        if b.looks_degenerate:
+            out.append(Finding(page.name, b.id, b.order, "degenerate",
+                               f"the answer “{_short(b.machine_translation)}” looks degenerate; translate it again"))
+        elif b.translation.strip() and (why := one_answer(b.display_text, b.translation)):
+            out.append(Finding(page.name, b.id, b.order, "degenerate",
+                               f"“{_short(b.translation)}” for “{_short(b.display_text)}”: {why}"))
+    return out
+
+
+def repeated(project: Project) -> list[Finding]:
+    """Blocks sharing one translation with many different source lines (app.translate.judge)."""
+    from app.translate.judge import repeated as shared
+
+    blocks = {(page.name, b.id): (page, b) for page, b in _blocks(project) if b.translation.strip()}
+    why = shared({f"{name}\t{bid}": (b.display_text, b.translation) for (name, bid), (_p, b) in blocks.items()},
+                 times=2)
+    out = []
+    for key, text in why.items():
+        page, b = blocks[tuple(key.split("\t", 1))]
+        out.append(Finding(page.name, b.id, b.order, "repeated", f"{text}; “{_short(b.display_text)}” here"))
     return out
 
 
 def check_text(project: Project, glossary: Sequence[GlossaryEntry] = ()) -> list[Finding]:
     """The checks that need no page image."""
-    return [*inconsistent(project), *names_not_used(project, glossary), *untranslated(project)]
+    return [*inconsistent(project), *names_not_used(project, glossary), *untranslated(project),
+            *degenerate(project), *repeated(project)]
 
 
 def layout_findings(page: Page, image, project: Project, options=None) -> list[Finding]:

@@ -20,6 +20,12 @@ translated already or not (the user's own translations are still kept unless
 `replace_edited`); the other blocks of their pages are not touched and go along as context
 (the page's translated blocks, as the nearest context page), with the previous pages and the
 glossary as for a whole page.
+
+The run judges its answers as a whole (app.translate.judge): one text for many different
+sources, an answer far shorter than its source, one word for a sentence "looks degenerate". Such
+an answer is treated as one that looks untranslated: not used nor counted, its blocks asked for
+once more, then reported (`PageOutcome.degenerate`, the page and block numbers in the summary)
+and flagged on the block; the story memory the model proposed with such a page is not used.
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ from app.translate.base import (
     Translator,
     TranslatorSettings,
 )
+from app.translate.judge import RunJudge
 from app.translate.memory import StoryMemory
 
 log = logging.getLogger(__name__)
@@ -81,6 +88,9 @@ class PageOutcome:
     first_token_s: float = 0.0
     memory: StoryMemory | None = None  # the project's story memory after this page, when it changed
     image_sent: bool = False  # the page image went with the request
+    # block id -> an answer that looks degenerate (app.translate.judge): never in `texts`, its id
+    # is in `missing` and its reason in `reasons`
+    degenerate: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -101,13 +111,24 @@ class PageOutcome:
             parts.append(self.error)
         if self.untranslated:
             parts.append(f"looks untranslated: block(s) {', '.join(sorted(self.untranslated, key=_natural))}")
-        other = [b for b in self.missing if b not in self.untranslated]
+        if self.degenerate:
+            why = sorted({self.reasons.get(b, "") for b in self.degenerate} - {""})
+            parts.append(f"looks degenerate: block(s) {self.numbers(self.degenerate)}"
+                         + (f" ({'; '.join(w.removeprefix('looks degenerate: ') for w in why)})" if why else ""))
+        other = [b for b in self.missing if b not in self.untranslated and b not in self.degenerate]
         if other and not self.error:
             why = sorted({self.reasons.get(b, "no translation in the answer") for b in other})
             parts.append(f"no translation for block(s) {', '.join(other)} ({'; '.join(why)})")
         if self.skipped and not parts:
             parts.append(self.skipped)
         return "; ".join(parts)
+
+
+    def numbers(self, ids) -> str:
+        """The blocks' numbers on the page (reading order) with their ids: "3 (b3), 5 (m2)"."""
+        order = {b.id: b.order for b in self.page.blocks}
+        return ", ".join(f"{order[i]} ({i})" if i in order else i
+                         for i in sorted(ids, key=lambda i: (order.get(i, 1 << 30), _natural(i))))
 
 
 @dataclass(frozen=True)
@@ -277,6 +298,7 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
     failed = 0
     fatal: str | None = None
     memory = [project.memory if options.memory else None]
+    judge = RunJudge()
 
     def report(done: int, current: str = "") -> None:
         if progress is not None:
@@ -301,10 +323,10 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
 
             if tm is not None:
                 outcome = _with_memory(page, pages, i, translator, glossary, options, cancel, tokens, tm, memory,
-                                       page_image)
+                                       page_image, judge)
             else:
                 outcome = _translate_one(page, pages, i, translator, glossary, options, cancel, tokens, memory,
-                                         page_image)
+                                         page_image, judge=judge)
             if outcome.fatal:
                 fatal = outcome.error
         if outcome.problem:
@@ -316,7 +338,7 @@ def translate_pages(project: Project, translator: Translator, names: Sequence[st
 
 def _with_memory(page: Page, pages: list[Page], index: int, translator: Translator,
                  glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens, tm,
-                 memory: list | None = None, page_image=None) -> PageOutcome:
+                 memory: list | None = None, page_image=None, judge: RunJudge | None = None) -> PageOutcome:
     """The translation memory's exact matches filled in first, the rest requested (with the
     memory's close matches as examples, when the backend takes them)."""
     import inspect
@@ -333,7 +355,7 @@ def _with_memory(page: Page, pages: list[Page], index: int, translator: Translat
     if rest and "examples" in inspect.signature(translator.translate_page).parameters:
         extra["examples"] = memories.examples_for(tm, [s.text for s in rest])
     outcome = _translate_one(page, pages, index, translator, glossary, options, cancel, on_tokens, memory,
-                             page_image, segments=rest, **extra)
+                             page_image, segments=rest, judge=judge, **extra)
     if not filled:
         return outcome
     from dataclasses import replace as _replace
@@ -344,7 +366,8 @@ def _with_memory(page: Page, pages: list[Page], index: int, translator: Translat
 
 def _translate_one(page: Page, pages: list[Page], index: int, translator: Translator,
                    glossary: Sequence[GlossaryEntry], options: TranslateOptions, cancel, on_tokens=None,
-                   memory: list | None = None, page_image=None, segments=None, **extra) -> PageOutcome:
+                   memory: list | None = None, page_image=None, segments=None, judge: RunJudge | None = None,
+                   **extra) -> PageOutcome:
     segments = segments_of(page, options) if segments is None else segments
     if not segments:
         return PageOutcome(page.name, page, translator=translator.name)
@@ -376,18 +399,55 @@ def _translate_one(page: Page, pages: list[Page], index: int, translator: Transl
     except Cancelled:
         raise
     label = result.translator or translator.name
-    new_page = apply_machine_translations(page, result.texts, label, options.replace_edited,
-                                          untranslated=result.untranslated)
-    for note in result.notes:
+    texts, missing, reasons = dict(result.texts), list(result.missing), dict(result.reasons)
+    notes, requests = list(result.notes), result.requests
+    prompt, completion = result.prompt_tokens, result.completion_tokens
+    degenerate: dict[str, str] = {}
+    if judge is not None:
+        sources = {s.id: s.text for s in segments}
+        pairs = {k: (sources[k], v) for k, v in texts.items() if k in sources}
+        bad = judge.degenerate(pairs)
+        judge.accept({k: v for k, v in pairs.items() if k not in bad})
+        if bad:  # asked again, once, for those blocks alone
+            notes.append(f"{len(bad)} answer(s) look degenerate ({'; '.join(sorted(set(bad.values())))}); asked again")
+            again = None
+            try:
+                again = translator.translate_page([s for s in segments if s.id in bad], offered, terms, cancel=cancel,
+                                                  page_name=page.name, on_tokens=on_tokens, memory=None,
+                                                  page_image=image, **extra)
+            except TranslationError as exc:
+                notes.append(f"asking again failed: {exc}")
+            answers = {k: texts.pop(k) for k in bad}
+            if again is not None:
+                requests += again.requests
+                prompt, completion = prompt + again.prompt_tokens, completion + again.completion_tokens
+                retry = {k: (sources[k], v) for k, v in again.texts.items() if k in bad}
+                still = judge.degenerate(retry)
+                good = {k: v for k, v in retry.items() if k not in still}
+                judge.accept(good)
+                texts.update({k: answer for k, (_src, answer) in good.items()})
+                answers.update({k: answer for k, (_src, answer) in retry.items() if k in still})
+                bad = {k: still.get(k, why) for k, why in bad.items() if k not in good}
+            degenerate = {k: answers[k] for k in bad}
+            missing = [k for k in missing if k not in texts] + [k for k in bad if k not in missing]
+            reasons.update({k: f"looks degenerate: {why}" for k, why in bad.items()})
+            for k in texts:
+                reasons.pop(k, None)
+    untranslated = {k: v for k, v in result.untranslated.items() if k not in texts}
+    new_page = apply_machine_translations(page, texts, label, options.replace_edited,
+                                          untranslated=untranslated, degenerate=degenerate)
+    for note in notes:
         log.info("page %s: %s", page.name, note)
     if result.error:
         log.info("page %s: %s (kept %d block(s) already received)", page.name, result.error, len(result.texts))
     changed = None
-    if story is not None and result.memory is not None:
+    if degenerate and result.memory is not None:  # what a degenerate answer proposed is not the story
+        notes.append("the story memory proposed with this page's answers was not used (answers look degenerate)")
+    elif story is not None and result.memory is not None:
         merged = story.merged(result.memory)
         if merged != story:
             memory[0] = changed = merged
-    return PageOutcome(page.name, new_page, dict(result.texts), tuple(result.missing), result.error or None, None,
-                       result.requests, result.prompt_tokens, result.completion_tokens, time.monotonic() - start,
-                       tuple(result.notes), label, result.fatal, dict(result.untranslated), dict(result.reasons),
-                       result.cached_tokens, result.first_token_s, changed, result.image_sent)
+    return PageOutcome(page.name, new_page, texts, tuple(missing), result.error or None, None,
+                       requests, prompt, completion, time.monotonic() - start,
+                       tuple(notes), label, result.fatal, untranslated, reasons,
+                       result.cached_tokens, result.first_token_s, changed, result.image_sent, degenerate=degenerate)

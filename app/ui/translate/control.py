@@ -406,9 +406,9 @@ class TranslationController(QObject):
 
     def _apply_page(self, outcome, run: dict) -> None:
         w = self.window
-        if outcome.texts or outcome.untranslated:
+        if outcome.texts or outcome.untranslated or outcome.degenerate:
             texts, name, rep = dict(outcome.texts), outcome.name, run["replace_edited"]
-            echoes = dict(outcome.untranslated)
+            echoes, degenerate = dict(outcome.untranslated), dict(outcome.degenerate)
             from app.core.translation.translation_memory import LABEL
 
             filled = {k: v for k, v in texts.items()  # from the translation memory: marked so
@@ -416,7 +416,8 @@ class TranslationController(QObject):
             asked = {k: v for k, v in texts.items() if k not in filled}
             def apply(p):
                 return edits.apply_machine_translations(edits.apply_machine_translations(p, filled, LABEL, rep),
-                                                        asked, outcome.translator, rep, untranslated=echoes)
+                                                        asked, outcome.translator, rep, untranslated=echoes,
+                                                        degenerate=degenerate)
 
             if run["selection"]:
                 before = w.doc.page(name)

@@ -1,0 +1,100 @@
+"""Answers that are not translations although they are in the target language: "looks
+degenerate" (docs/translation.md). A small or overloaded model answers "The" for every block,
+or one sentence for many different lines; each answer alone looks like English, so only the
+answers taken together, and against their sources, tell. Three signs:
+
+- one word for a sentence: the source weighs SENTENCE or more and the answer is one word;
+- far shorter than its source: the source weighs SHORTER or more and the answer less than
+  SHORT_RATIO of it;
+- one text for many different sources: REPEATS or more different sources, each weighing
+  REPEAT_SOURCE or more, got the same answer in one run (this page's answers and those
+  accepted on earlier pages of the run).
+
+A text's weight counts a CJK or Hangul character as one and any other letter as a third (a
+Japanese line of 12 characters reads as some 30-40 English letters); punctuation, digits and
+spaces weigh nothing. Short lines ("はい" -> "Yes" three times) never count.
+
+`RunJudge` holds one run's accepted answers; the translation stage (app.core.translation.run)
+asks it about each page's answers, for every backend. No Qt, no app.core."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+SENTENCE = 16.0
+SHORTER = 12.0
+SHORT_RATIO = 0.12
+REPEAT_SOURCE = 8.0
+REPEATS = 3
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+
+def _wide(ch: str) -> bool:
+    o = ord(ch)
+    return 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FFFF \
+        or 0xFF66 <= o <= 0xFF9F
+
+
+def weight(text: str) -> float:
+    """The text's length in reading weight (see the module doc)."""
+    return sum(1.0 if _wide(c) else 1 / 3 for c in text if c.isalpha())
+
+
+def _key(text: str) -> str:
+    """An answer or source compared as letters and digits only, case ignored."""
+    return "".join(c for c in text.casefold() if c.isalnum())
+
+
+def one_answer(source: str, answer: str) -> str | None:
+    """Why `answer` alone cannot translate `source` (one word for a sentence, far shorter),
+    None when it can."""
+    ws, wa = weight(source), weight(answer)
+    if ws >= SENTENCE and not any(_wide(c) for c in answer) and len(_WORD.findall(answer)) <= 1:
+        return f"one word for a sentence of {len(''.join(source.split()))} characters"
+    if ws >= SHORTER and wa < SHORT_RATIO * ws:
+        return "far shorter than its source"
+    return None
+
+
+def repeated(pairs: Mapping[str, tuple[str, str]], history: Mapping[str, set[str]] | None = None,
+             times: int = REPEATS) -> dict[str, str]:
+    """id -> why, for the answers given to `times` or more different sources (see the module
+    doc). `pairs`: id -> (source, answer); `history`: answer key -> source keys accepted before.
+    The consistency check asks with times=2: for a person reviewing, two are worth a look."""
+    groups: dict[str, set[str]] = {k: set(v) for k, v in (history or {}).items()}
+    members: dict[str, list[str]] = {}
+    for rid, (source, answer) in pairs.items():
+        if weight(source) < REPEAT_SOURCE or not _key(answer):
+            continue
+        key = _key(answer)
+        groups.setdefault(key, set()).add(_key(source))
+        members.setdefault(key, []).append(rid)
+    out = {}
+    for key, rids in members.items():
+        if len(groups[key]) >= times:
+            answer = pairs[rids[0]][1]
+            shown = answer if len(answer) <= 40 else answer[:39] + "…"
+            for rid in rids:
+                out[rid] = f"the same answer “{shown}” for {len(groups[key])} different lines"
+    return out
+
+
+class RunJudge:
+    """One translation run's judge: the answers it accepted so far, by answer."""
+
+    def __init__(self) -> None:
+        self._accepted: dict[str, set[str]] = {}
+
+    def degenerate(self, pairs: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+        """id -> why the answer looks degenerate, for `pairs` (id -> (source, answer)), judged
+        with the run's accepted answers."""
+        out = {rid: why for rid, (source, answer) in pairs.items() if (why := one_answer(source, answer))}
+        for rid, why in repeated(pairs, self._accepted).items():
+            out.setdefault(rid, why)
+        return out
+
+    def accept(self, pairs: Mapping[str, tuple[str, str]]) -> None:
+        """Answers taken as translations: later pages are judged with them."""
+        for source, answer in pairs.values():
+            if weight(source) >= REPEAT_SOURCE and _key(answer):
+                self._accepted.setdefault(_key(answer), set()).add(_key(source))
