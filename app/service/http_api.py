@@ -67,25 +67,26 @@ class Guard:
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
             return await _plain(send, 413, f"request body over {self.max_body} bytes.")
-        seen = 0
-
-        async def bounded():
-            nonlocal seen
+        # a body without Content-Length (chunked) is read here first, up to the limit, then handed on
+        body, more = b"", True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise _TooLarge()
-            return message
+            if message["type"] != "http.request":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_body:
+                return await _plain(send, 413, f"request body over {self.max_body} bytes.")
+        sent = False
 
-        try:
-            await self.app(scope, bounded, send)
-        except _TooLarge:
-            await _plain(send, 413, f"request body over {self.max_body} bytes.")
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()  # the disconnect, when the client goes
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
 
-
-class _TooLarge(Exception):
-    pass
+        await self.app(scope, replay, send)
 
 
 async def _plain(send, status: int, detail: str, headers: dict | None = None) -> None:
