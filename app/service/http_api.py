@@ -64,10 +64,8 @@ class Guard:
             return await _plain(send, 401, "a bearer token is needed: Authorization: Bearer <token> "
                                            "(printed when the server first started; kept in its token file).",
                                 {"www-authenticate": "Bearer"})
-        length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
-            return await _plain(send, 413, f"request body over {self.max_body} bytes.")
-        # a body without Content-Length (chunked) is read here first, up to the limit, then handed on
+        # the body is read here first, up to the limit (whatever Content-Length says, chunked or
+        # not), then handed on: the app never sees more than `max_body` bytes
         body, more = b"", True
         while more:
             message = await receive()
