@@ -227,3 +227,16 @@ def test_a_cancelled_translation_leaves_the_project_whole(served, fake_llm, monk
     assert translated[0] and all(translated[0]), translated  # the page that landed is saved whole
     assert not any(any(t) for t in translated[1:]), translated  # the others untouched
     assert os.path.getsize(find_project_file(vol)) > 0
+
+
+def test_a_public_address_needs_listen_public(tmp_path, capsys):
+    assert main(["serve", "--root", str(tmp_path), "--host", "0.0.0.0", "--port", "0"]) == 2
+    assert "--listen-public" in capsys.readouterr().err
+
+
+def test_the_token_is_made_once_readable_by_the_user_only(tmp_path):
+    from app.service.security import load_or_make_token
+
+    token, made = load_or_make_token(tmp_path / "t")
+    assert made and len(token) >= 40 and (tmp_path / "t").stat().st_mode & 0o077 == 0
+    assert load_or_make_token(tmp_path / "t") == (token, False)
