@@ -12,6 +12,8 @@
     hayai-desktop check ...                               consistency check (app/commands/check.py)
     hayai-desktop import-script ...                       a script edited in a spreadsheet (app/commands/import_script.py)
     hayai-desktop eval-translation ...                    translations against references (app/commands/eval_translation.py)
+    hayai-desktop serve ...                               the local HTTP API (app/service/serve_command.py)
+    hayai-desktop mcp ...                                 the MCP server for agents (app/service/mcp_command.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
@@ -39,6 +41,8 @@ SUBCOMMANDS = {
     "import-script": "app.commands.import_script",
     "check": "app.commands.check",
     "eval-translation": "app.commands.eval_translation",
+    "serve": "app.service.serve_command",  # the service's faces sit above the commands they reuse
+    "mcp": "app.service.mcp_command",
 }
 
 

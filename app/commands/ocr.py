@@ -3,7 +3,7 @@
     hayai-desktop ocr SOURCE... [--out FILE|DIR] [--format json|txt] [--order rtl|ltr]
                       [--patches N] [--detector NAME_OR_PATH] [--model DIR_OR_NAME]
                       [--device auto|cpu|cuda|mps] [--batch-size N] [--max-new-tokens N]
-                      [--imgsz PX] [--conf SCORE] [--translations]
+                      [--imgsz PX] [--conf SCORE] [--translations] [--save-project]
                       [--translate --to LANG [translation options of `translate`]]
 
 Output is what the GUI's export writes (app.core.exports.json_txt): JSON (the documented schema) or TXT.
@@ -16,6 +16,9 @@ on; the exit status is then 1 (0 when every page was read, 2 for a usage or mode
 With --translate, the pages read are then machine-translated (the `translate` command's stage and
 options; the chat / offline model is --translation-model) and the output holds the translations;
 blocks left untranslated also make the exit status 1.
+With --save-project, the pages read also go into each source's project file (under its lock, as
+the app and the local API save them), so that `translate`, `render`, `export`, `check` and
+`import-script` can take the folder or archive itself.
 A progress bar is drawn on stderr when stderr is a terminal.
 """
 from __future__ import annotations
@@ -47,6 +50,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_detector_options(p)  # --detector --imgsz --conf --order
     add_model_options(p)  # --model --patches --max-new-tokens --device --batch-size
     p.add_argument("--translations", action="store_true", help="TXT: the variant with translations")
+    p.add_argument("--save-project", action="store_true",
+                   help="also save the pages read into the source's project file (under its lock)")
     p.add_argument("--translate", action="store_true", help="machine-translate the pages read (see `translate`)")
     add_translation_options(p, model_flag="--translation-model")
     p.set_defaults(run=run)
@@ -132,6 +137,32 @@ def _write(project, fmt: str, out: Path | None, translations: bool, header: str 
     sys.stdout.flush()
 
 
+def apply_read(project, page) -> None:
+    """Put a page as the pipeline read it into `project` (in place), in the place of the page of
+    the same name; a reading order set by hand is kept (edits.read_again). The app's reading
+    results, `ocr --save-project` and the local API's read jobs all go through here."""
+    from app.core.document.edits import read_again
+
+    for i, old in enumerate(project.pages):
+        if old.name == page.name:
+            project.pages[i] = read_again(old, page)
+            return
+    project.pages.append(page)
+
+
+def _save_read_pages(src: str, pages) -> None:
+    from app.core.project.files import open_project, save_project
+    from app.core.project.lock import lock_project
+
+    with lock_project(src, "hayai-desktop ocr"):
+        project = open_project(src)
+        if project.read_only:
+            raise UserError(project.read_only)
+        for page in pages:
+            apply_read(project, page)
+        save_project(project)
+
+
 def run(args) -> int:
     from app.core.document.types import Project
     from app.core.sources.source import open_source
@@ -161,6 +192,8 @@ def run(args) -> int:
             finally:
                 bar.close()
             project = Project(source=str(Path(source.path).resolve()), pages=pages, order=args.order)
+            if args.save_project:
+                _save_read_pages(src, pages)
             if args.translate:
                 untranslated += translate_project(project, args)[1]
             header = src if (out is None and len(args.sources) > 1) else None

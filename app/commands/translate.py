@@ -151,17 +151,20 @@ def glossary_for(project, path: str | None) -> list:
     return merge(project.glossary, load_glossary(path) if path else [])
 
 
-def translate_project(project, args, save=None, stream=None, translator=None, tm=None):
+def translate_project(project, args, save=None, stream=None, translator=None, tm=None, cancel=None,
+                      progress=None, names=None):
     """Run the stage over `project` (modified in place, page by page); `save(project)` after
     each page. `translator`: one made by the caller and kept open for more projects (the
     `batch` command's volumes); by default one is made for this project and closed.
+    `cancel()` -> True stops between pages and mid-request (app.errors.Cancelled);
+    `progress(TranslateProgress)` is called besides the terminal's bar; `names`: only these
+    pages (else --pages, else every page). The local API's jobs use the three.
     Returns (blocks translated, blocks not translated)."""
     from app.core.translation.run import PageImages, TranslateOptions, parse_page_range, translate_pages
 
     stream = stream or sys.stderr
     settings = translator_settings(args)
-    names = None
-    if getattr(args, "page_range", None):  # `translate --pages` (eval-translation's --pages is a count)
+    if names is None and getattr(args, "page_range", None):  # `translate --pages` (eval-translation's --pages is a count)
         names = [project.pages[n - 1].name for n in parse_page_range(args.page_range, len(project.pages))]
     glossary = glossary_for(project, args.glossary)
     own = translator is None
@@ -173,9 +176,15 @@ def translate_project(project, args, save=None, stream=None, translator=None, tm
     done = left = degenerate = 0
     index = {p.name: i for i, p in enumerate(project.pages)}
     bar = _Progress(stream)
+
+    def report(p) -> None:
+        bar.update(p)
+        if progress is not None:
+            progress(p)
+
     try:
         for outcome in translate_pages(project, translator, names, glossary=glossary, options=options,
-                                       progress=bar.update,
+                                       progress=report, cancel=cancel,
                                        page_image=images, tm=tm):
             project.pages[index[outcome.name]] = outcome.page
             if outcome.memory is not None:
