@@ -37,8 +37,8 @@ KIND_NAMES = {"bubble": "bubble", "caption": "caption (free text)", "text": "fre
 def _row_text(b: Block) -> str:
     text = b.display_text.replace("\n", " ") or "(empty)"
     flags = " ✎" if b.edited else ""
-    if b.looks_untranslated:
-        flags += " ⚠"  # the machine's answer was the source again (not used; the next run asks again)
+    if b.looks_untranslated or b.looks_degenerate:
+        flags += " ⚠"  # the machine's answer was not a translation (not used; the next run asks again)
     return f"{b.order:>3}.  {KIND_TAGS.get(b.kind, '')}{text}{flags}"
 
 
@@ -241,6 +241,8 @@ class BlockPanel(QWidget):
             mark = " · you edited it" if block.translation_edited else ""
             if block.looks_untranslated:
                 mark = " · ⚠ looks untranslated: not used, the next run asks again"
+            elif block.looks_degenerate:
+                mark = " · ⚠ looks degenerate: not used, the next run asks again"
             self.machine.setText(f"Machine ({block.translator}){mark}: {block.machine_translation}")
         else:
             self.machine.setText("No machine translation yet" + (" (yours is kept when one runs)"

@@ -70,7 +70,8 @@ class CheckPanel(QWidget):
         self.run_button = QPushButton("Check the volume")
         self.layout_box = QCheckBox("Lettering (size, clipped)")
         self.layout_box.setChecked(True)
-        self.status = QLabel("Finds lines translated differently, names not used, untranslated and clipped blocks.")
+        self.status = QLabel("Finds lines translated differently, names not used, untranslated, degenerate and repeated "
+                            "answers, and clipped blocks.")
         self.status.setWordWrap(True)
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Where", "Kind", "Detail"])
