@@ -4,11 +4,13 @@ client, the models already loaded by the server) and through the CLI.
 
     python bench/api_latency.py [--edits 30] [--reads 3] [--cli-runs 3]
 
+The server runs as its own process (`python -m app serve`), as a user runs it; the client
+waits for a job on its server-sent events.
 - block edit: PATCH /volumes/V/pages/P/blocks/B (the edit function, the journal line, the
   project saved) against `hayai-desktop import-script VOL one-row.csv` as a process (what a
   script has for changing one block without the API), and `import-script` in this process
   (no interpreter start).
-- page read: POST /volumes/V/read for one page, polled until done, against `hayai-desktop ocr
+- page read: POST /volumes/V/read for one page, until its events say done, against `hayai-desktop ocr
   PAGE --save-project` as a process (which loads the models each time) and `ocr` in this
   process (the models loaded again each call: the command has no server to keep them).
 The demo volume's first page (app/resources/samples), the demo models, CPU. Medians.
@@ -26,7 +28,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -66,35 +67,38 @@ def main() -> int:
     os.environ.setdefault("HAYAI_DESKTOP_CONFIG_DIR", str(tmp / "config"))
     os.environ.setdefault("HAYAI_LOG_DIR", str(tmp / "logs"))
     import httpx
-    import uvicorn
 
-    from app.cli import _subcommand_parser
     from app.cli import main as cli
-    from app.service.http_api import create_app
-    from app.service.options import make_service
 
     root = tmp / "root"
     _volume(root / "api")
     cli_vol = _volume(tmp / "cli")
-    service = make_service(_subcommand_parser("serve").parse_args(["serve", "--root", str(root), *MODEL]))
-    token = "bench-token"
+    token = "bench-token-0123456789"
+    (tmp / "token").write_text(token, encoding="utf-8")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(service, token), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    server = subprocess.Popen([sys.executable, "-m", "app", "serve", "--root", str(root), "--port", str(port),
+                               "--token-file", str(tmp / "token"), *MODEL], env=env, cwd=ROOT,
+                              stderr=subprocess.DEVNULL)
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"},
                           timeout=600)
+    while True:
+        try:
+            client.get("/health").raise_for_status()
+            break
+        except httpx.TransportError:
+            assert server.poll() is None, "the server did not start"
+            time.sleep(0.2)
     quiet = contextlib.redirect_stderr(io.StringIO())
 
     def api_read() -> None:
         job = client.post(f"/volumes/{vid}/read", json={"pages": [SAMPLE.name]}).json()
-        while client.get(f"/jobs/{job['id']}").json()["state"] == "running":
-            time.sleep(0.01)
+        with client.stream("GET", f"/jobs/{job['id']}/events") as events:
+            for _line in events.iter_lines():
+                pass
+        assert client.get(f"/jobs/{job['id']}").json()["state"] == "done"
 
     vid = client.post("/volumes", json={"path": "api"}).json()["id"]
     first_read = _timed(api_read)  # loads the models
@@ -121,7 +125,6 @@ def main() -> int:
         with contextlib.redirect_stderr(io.StringIO()):
             cli(argv)
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     process = lambda argv: subprocess.run([sys.executable, "-m", "app", *argv], env=env, cwd=ROOT,  # noqa: E731
                                           check=True, capture_output=True)
     cli_edits_in = [_timed(lambda n=n: in_process(["import-script", str(cli_vol), str(one_row(n))]))
@@ -135,9 +138,8 @@ def main() -> int:
                       for _ in range(args.cli_runs)]
 
     client.close()
-    server.should_exit = True
-    thread.join(30)
-    service.close()
+    server.terminate()
+    server.wait(30)
     print(f"CPU: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
     print(f"block edit  API PATCH                   {_ms(api_edits)}")
     print(f"block edit  CLI import-script (in-proc) {_ms(cli_edits_in)}")

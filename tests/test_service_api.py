@@ -240,3 +240,26 @@ def test_the_token_is_made_once_readable_by_the_user_only(tmp_path):
     token, made = load_or_make_token(tmp_path / "t")
     assert made and len(token) >= 40 and (tmp_path / "t").stat().st_mode & 0o077 == 0
     assert load_or_make_token(tmp_path / "t") == (token, False)
+
+
+def test_edits_a_crashed_session_left_in_the_journal_are_restored_on_open(served):
+    from dataclasses import replace
+
+    from app.core.project.files import save_project
+    from app.core.project.journal import EditJournal, has_edits
+
+    url, root, _service = served
+    vol = demo_volume(root / "vol", pages=0)
+    (vol / "001.png").write_bytes(b"")
+    project = make_project(str(vol.resolve()), texts=[["ありがとう", "うん"]])
+    save_project(project)
+    journal = EditJournal(vol.resolve())  # the window's journal, then a crash before its autosave
+    page = project.pages[0]
+    journal.record_page(replace(page, blocks=(replace(page.blocks[0], text="ありがとう！"), *page.blocks[1:])))
+    journal.close()
+    with httpx.Client(base_url=url, headers=AUTH) as client:
+        opened = client.post("/volumes", json={"path": "vol"}).json()
+        assert opened["restored_edits"] == 1, opened
+        assert client.get(f"/volumes/{opened['id']}/pages/001.png/blocks").json()[0]["text"] == "ありがとう！"
+    assert load_project(find_project_file(vol)).pages[0].blocks[0].text == "ありがとう！"
+    assert not has_edits(vol.resolve())  # folded into the saved project

@@ -92,8 +92,8 @@ class Volume:
         self.journal.folded()
 
     def close(self) -> None:
-        if self.journal is not None:
-            self.journal.close()
+        if self.journal is not None:  # every edit was saved as it was made: nothing left to replay
+            self.journal.close(delete=True)
         if self.lock is not None:
             self.lock.release()
 
