@@ -19,7 +19,7 @@ int8 uses torch.ao.quantization.quantize_dynamic, which torch marks deprecated (
 "removed in 2.10"; torch 2.14 still has it and its fbgemm / x86 kernels). torch itself offers no
 maintained replacement: the notice points to torchao, a separate package whose releases are
 built against particular torch versions (a torch upgrade would also need a matching torchao),
-for a mode that `auto` picks only on CPUs with VNNI but no BF16, and torchao 0.18's eager
+for a mode that `auto` does not pick (it failed the accuracy guard) and that a user asks for by name, and torchao 0.18's eager
 `quantize_(Int8DynamicActivationInt8WeightConfig())` is slower on the CPU: on the tower's MLP
 shape, 1 thread of the AMD EPYC, torch.ao ran 3.4x faster than fp32 and torchao 1.9x
 (`bench/int8_backends.py`, same run; torchao installed in a scratch folder). So it is kept: when torch drops
