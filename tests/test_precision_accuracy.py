@@ -19,7 +19,7 @@ import torch
 from PIL import Image
 
 from app.ocr import load_recognizer
-from app.ocr.precision import auto_precision
+from app.ocr.precision import GUARD_RECORD, auto_precision, guard_failures
 from app.ocr.text import score
 
 DEMO = Path(__file__).resolve().parents[1] / "app" / "resources" / "demo" / "hayai-demo-ocr"
@@ -83,5 +83,48 @@ def test_auto_picks_a_guarded_mode_for_each_device():
     assert auto_precision(cpu, frozenset({"avx512_bf16"})) == "bf16"
     assert auto_precision(cpu, frozenset({"amx_bf16", "amx_int8"})) == "bf16"
     assert auto_precision(cpu, frozenset({"avx512_vnni", "avx512_bf16"})) == "bf16"
-    assert auto_precision(cpu, frozenset({"avx_vnni"})) == "int8"
     assert auto_precision(cpu) in ("fp32", *MODES)
+
+
+FEATURE_SETS = [frozenset(), frozenset({"avx512_bf16"}), frozenset({"amx_bf16", "amx_int8"}),
+                frozenset({"avx512_vnni", "avx512_bf16"}), frozenset({"avx_vnni"}), frozenset({"avx512_vnni"})]
+
+
+def test_auto_never_picks_a_mode_the_recorded_guard_says_failed():
+    record = json.loads(GUARD_RECORD.read_text(encoding="utf-8"))
+    failed = guard_failures()
+    assert failed == {m for m, v in record["modes"].items() if not v["passed"]}
+    for device in ("cpu", "cuda", "mps"):
+        for features in FEATURE_SETS:
+            assert auto_precision(torch.device(device), features) not in failed
+    # the rule itself, whatever the record says: a failed mode falls through to the next one
+    cpu = torch.device("cpu")
+    assert auto_precision(cpu, frozenset({"avx_vnni"}), failed=frozenset()) == "int8"
+    assert auto_precision(cpu, frozenset({"avx_vnni"}), failed=frozenset({"int8"})) == "fp32"
+    assert auto_precision(cpu, frozenset({"avx512_bf16", "avx512_vnni"}), failed=frozenset({"bf16"})) == "int8"
+    assert auto_precision(torch.device("cuda"), failed=frozenset({"fp16"})) == "fp32"
+    assert auto_precision(cpu, frozenset({"avx_vnni"}), failed=frozenset({"int8", "fp32"})) == "fp32"
+
+
+def test_the_guard_record_agrees_with_its_figures():
+    """A mode is recorded as holding only if it held on every measured seed (at least five) and
+    no failure of it was reported; INT8 failed on fresh seeds, so a VNNI-only CPU gets FP32."""
+    record = json.loads(GUARD_RECORD.read_text(encoding="utf-8"))
+    seeds = record["seeds"]
+    assert len(seeds) >= 5 and not {"8117", "7331", "2001", "9101", "9202", "9303"} & set(seeds)
+    for mode, verdict in record["modes"].items():
+        measured = [r for r in seeds.values() if mode in r]
+        held = all(r[mode]["cer"] - r["fp32"]["cer"] <= record["max_cer_rise"] + 1e-9
+                   and r["fp32"]["exact_match"] - r[mode]["exact_match"] <= record["max_exact_drop"] + 1e-9
+                   for r in measured)
+        reported = [r for r in record["reported"] if r["mode"] == mode]
+        assert verdict["passed"] == (held and all(r["passed"] for r in reported)), mode
+    assert "int8" in guard_failures()
+    assert auto_precision(torch.device("cpu"), frozenset({"avx_vnni"})) == "fp32"
+
+
+def test_a_missing_guard_record_leaves_auto_exact(tmp_path):
+    assert guard_failures(tmp_path / "none.json") == {"bf16", "fp16", "int8"}
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    assert guard_failures(tmp_path / "bad.json") == {"bf16", "fp16", "int8"}
+    assert auto_precision(torch.device("cuda"), failed=guard_failures(tmp_path / "none.json")) == "fp32"

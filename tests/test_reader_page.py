@@ -322,3 +322,101 @@ def test_in_firefox_the_page_works_from_the_file_system(volume, tmp_path):
         rgb = np.asarray(im.convert("RGB")).reshape(-1, 3)
     green = ((rgb[:, 1] > 200) & (rgb[:, 0] < 60) & (rgb[:, 2] < 60)).mean()
     assert green > 0.9, "the harness found a failed check (red) or did not run"
+
+
+def _cjk_project():
+    """The demo volume with translations that keep names in their script (Kanji, Hangul)."""
+    from dataclasses import replace
+
+    project = demo_project()
+    page = project.pages[0]
+    blocks = list(page.blocks)
+    blocks[0] = replace(blocks[0], translation="Mr. 山田 said: 안녕하세요")
+    project.pages[0] = replace(page, blocks=tuple(blocks))
+    return project
+
+
+def _embedded_font(text: str):
+    """The font of the page's @font-face rule, read back with fontTools."""
+    import base64
+    import io
+    import re
+
+    from fontTools.ttLib import TTFont
+
+    (uri,) = re.findall(r'@font-face\{font-family:"Hayai CJK";src:url\(data:font/[a-z0-9]+;base64,([A-Za-z0-9+/=]+)\)',
+                        text)
+    return TTFont(io.BytesIO(base64.b64decode(uri)))
+
+
+def test_the_page_embeds_the_glyphs_its_text_needs(tmp_path):
+    import unicodedata
+
+    from fontTools.ttLib import TTFont
+
+    from app.fonts import font_file
+
+    one = tmp_path / "vol1.html"
+    mokuro.export_reader(_cjk_project(), one)
+    text = one.read_text(encoding="utf-8")
+    cmap = _embedded_font(text).getBestCmap()
+    full = TTFont(font_file("cjk"), lazy=True).getBestCmap()
+    tree = Tree(text)
+    shown = "".join(n.all_text() for n in tree.tags if n.tag in ("title", "span", "div", "button"))
+    shown += "".join(n.all_text() for n in tree.root.find("tr"))
+    assert "山田" in shown and "안녕하세요" in shown and "「理谷意外」だ" in shown
+    needed = {c for c in shown if not unicodedata.category(c).startswith(("C", "Z"))}
+    missing = sorted(c for c in needed if ord(c) not in cmap and ord(c) in full)
+    assert not missing, missing
+    assert len(cmap) < 2000 < len(full)  # a subset, not the whole font
+    style = next(n for n in tree.tags if n.tag == "style").all_text()
+    assert '.line{' in style and 'font-family:"Hayai CJK"' in style.split(".line{", 1)[1].split("}", 1)[0]
+
+
+def _fonts_conf_without_cjk(tmp: Path) -> Path:
+    """A fontconfig file with one Latin face only: a machine with no CJK font at all."""
+    fonts = tmp / "latin-only"
+    fonts.mkdir()
+    shutil.copyfile(ROOT / "app" / "resources" / "fonts" / "ComicNeue-Regular.otf", fonts / "ComicNeue-Regular.otf")
+    conf = tmp / "latin.conf"
+    conf.write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+                    f'<dir>{fonts}</dir><cachedir>{tmp / "fc-latin"}</cachedir></fontconfig>')
+    return conf
+
+
+FONT_HARNESS = r"""
+<script>
+document.fonts.load('32px "Hayai CJK"', '山田안녕').then(function (faces) {
+  var probe = function (family) {
+    var s = document.createElement('span'); s.style.font = '32px ' + family; s.textContent = '山田안녕';
+    s.style.whiteSpace = 'pre'; document.body.appendChild(s); var w = s.getBoundingClientRect().width; s.remove(); return w;
+  };
+  var pre = document.createElement('pre'); pre.id = 'fonts';
+  pre.textContent = JSON.stringify({loaded: faces.length, status: faces.map(function (f) { return f.status; }),
+    check: document.fonts.check('32px "Hayai CJK"', '山田안녕'), cjk: probe('"Hayai CJK"')});
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_in_chromium_without_cjk_fonts_the_page_draws_its_own(tmp_path):
+    one = tmp_path / "vol1.html"
+    mokuro.export_reader(_cjk_project(), one)
+    one.write_text(one.read_text(encoding="utf-8").replace("</body>", FONT_HARNESS + "</body>"), encoding="utf-8")
+    with tempfile.TemporaryDirectory() as profile:
+        env = dict(os.environ, FONTCONFIG_FILE=str(_fonts_conf_without_cjk(tmp_path)))
+        done = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--no-first-run", f"--user-data-dir={profile}", "--virtual-time-budget=10000", "--dump-dom",
+             one.as_uri()], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (pre,) = [n for n in Tree(done.stdout).tags if n.attrs.get("id") == "fonts"]
+    got = json.loads(pre.all_text())
+    assert got["loaded"] == 1 and got["status"] == ["loaded"] and got["check"], got
+    # the run is drawn with the embedded glyphs: its width is their advances at 32 px
+    font = _embedded_font(one.read_text(encoding="utf-8"))
+    cmap, hmtx, upem = font.getBestCmap(), font["hmtx"], font["head"].unitsPerEm
+    expected = sum(hmtx[cmap[ord(c)]][0] for c in "山田안녕") * 32 / upem
+    assert abs(got["cjk"] - expected) < 1, (got, expected)

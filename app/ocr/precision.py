@@ -8,15 +8,18 @@
           kernels (VNNI); the tower runs one crop per call, so a crop's activation scale never
           depends on its batch neighbours. Projector and decoder stay float32.
     auto  per device, the fastest mode that passed the accuracy guard
-          (tests/test_precision_accuracy.py): CUDA -> fp16; a CPU with bfloat16 matrix
-          instructions (AVX-512 BF16, AMX) -> bf16; a CPU with int8 dot products only
-          (AVX-VNNI, AVX-512 VNNI) -> int8; anything else (MPS, older CPUs) -> fp32.
+          (tests/test_precision_accuracy.py) on every seed it was measured on: CUDA -> fp16;
+          a CPU with bfloat16 matrix instructions (AVX-512 BF16, AMX) -> bf16; a CPU with int8
+          dot products only (AVX-VNNI, AVX-512 VNNI) would be int8, but int8 failed the guard on
+          fresh seeds (precision_guard.json beside this module, written by
+          bench/precision_seeds.py), so that CPU gets fp32; anything else (MPS, older CPUs) -> fp32.
+          A mode the record says failed is never picked, whatever the CPU offers.
 
 int8 uses torch.ao.quantization.quantize_dynamic, which torch marks deprecated (its notice says
 "removed in 2.10"; torch 2.14 still has it and its fbgemm / x86 kernels). torch itself offers no
 maintained replacement: the notice points to torchao, a separate package whose releases are
 built against particular torch versions (a torch upgrade would also need a matching torchao),
-for a mode that `auto` picks only on CPUs with VNNI but no BF16, and torchao 0.18's eager
+for a mode that `auto` does not pick (it failed the accuracy guard) and that a user asks for by name, and torchao 0.18's eager
 `quantize_(Int8DynamicActivationInt8WeightConfig())` is slower on the CPU: on the tower's MLP
 shape, 1 thread of the AMD EPYC, torch.ao ran 3.4x faster than fp32 and torchao 1.9x
 (`bench/int8_backends.py`, same run; torchao installed in a scratch folder). So it is kept: when torch drops
@@ -30,8 +33,11 @@ of the CPU modes (docs/performance.md has the figures, `bench/ocr_throughput.py
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import logging
 import warnings
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -46,20 +52,42 @@ __all__ = ["PRECISIONS", "apply_precision", "auto_precision", "autocast", "resol
 LABELS = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "int8": "INT8"}
 INT8_CPU_FEATURES = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 BF16_CPU_FEATURES = frozenset({"avx512_bf16", "amx_bf16"})
+GUARD_RECORD = Path(__file__).with_name("precision_guard.json")
 
 
-def auto_precision(device: torch.device, features: frozenset[str] | None = None) -> str:
-    """The mode `auto` picks on `device` (see the module docstring for why)."""
+@functools.cache
+def guard_failures(path: Path = GUARD_RECORD) -> frozenset[str]:
+    """The modes the recorded accuracy guard says failed on at least one seed (never fp32, the
+    reference). A missing or unreadable record fails every mode but fp32: Auto stays exact."""
+    try:
+        modes = json.loads(path.read_text(encoding="utf-8"))["modes"]
+        return frozenset(m for m, v in modes.items() if m != "fp32" and not v["passed"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        log.warning("the precision guard's record %s cannot be read: auto uses fp32", path)
+        return frozenset(m for m in PRECISIONS if m not in ("fp32", "auto"))
+
+
+def auto_candidates(device: torch.device, features: frozenset[str]) -> list[str]:
+    """The modes the device runs fast, fastest first, before the guard's record is consulted."""
     if device.type == "cuda":
-        return "fp16"
+        return ["fp16", "fp32"]
     if device.type != "cpu":
-        return "fp32"
-    features = cpu_features() if features is None else features
+        return ["fp32"]
+    out = []
     if features & BF16_CPU_FEATURES:
-        return "bf16"
+        out.append("bf16")
     if features & INT8_CPU_FEATURES and int8_available():
-        return "int8"
-    return "fp32"
+        out.append("int8")
+    return [*out, "fp32"]
+
+
+def auto_precision(device: torch.device, features: frozenset[str] | None = None,
+                   failed: frozenset[str] | None = None) -> str:
+    """The mode `auto` picks on `device`: the fastest it runs that the accuracy guard's record
+    (`failed`: guard_failures() by default) does not say failed (the module docstring says why)."""
+    features = (cpu_features() if features is None else features) if device.type == "cpu" else frozenset()
+    failed = guard_failures() if failed is None else failed
+    return next(m for m in auto_candidates(device, features) if m == "fp32" or m not in failed)
 
 
 def int8_available() -> bool:

@@ -209,18 +209,37 @@ def whole_glyphs(gray: np.ndarray, win: tuple[int, int, int, int], ink: np.ndarr
 
 
 def _body(paper: np.ndarray, region: np.ndarray, centre: np.ndarray) -> np.ndarray | None:
-    """The bubble's inside: the paper component over most of the centre, holes filled; None when
-    it is small (no bubble here)."""
+    """The bubble's inside: a paper component over the centre, holes filled; None when it is
+    small (no bubble here). Paper enclosed in the window (touching none of its sides) wins over
+    paper that reaches the window's edge: in a box drawn loosely round a small bubble, the page's
+    paper round the bubble covers more of the centre than the bubble's own (a one-glyph bubble is
+    mostly glyph), and taking it would leave the glyph and put the lettering outside the bubble.
+    The enclosed paper, holes filled, over most of the centre is the body when it is of a
+    bubble's size; else the component over most of the centre, as for any box."""
     count, labels = cv2.connectedComponents(paper.astype(np.uint8), connectivity=4)
     if count <= 1:
         return None
     overlap = np.bincount(labels[centre], minlength=count)
     overlap[0] = 0
-    best = int(overlap.argmax())
-    if overlap[best] == 0:
+    if overlap.max() == 0:
         return None
+    least = 0.15 * region.sum()
+    edge = np.zeros(count, bool)
+    edge[np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))] = True
+    edge[0] = True
+    enclosed = ~edge[labels]
+    if enclosed.any():
+        joined = fill_holes(enclosed)
+        n, parts = cv2.connectedComponents(joined.astype(np.uint8), connectivity=4)
+        over = np.bincount(parts[centre], minlength=n)
+        over[0] = 0
+        if n > 1 and over.max() > 0:
+            body = (parts == int(over.argmax())) & region
+            if body.sum() >= least:
+                return body
+    best = int(overlap.argmax())
     filled = fill_holes(labels == best)
-    return filled & region if filled.sum() >= 0.15 * region.sum() else None
+    return filled & region if filled.sum() >= least else None
 
 
 def in_box(bm: BlockMask, box: Box, width: int, height: int) -> BlockMask:

@@ -167,3 +167,48 @@ def test_free_text_cleans_the_whole_glyphs_its_box_cuts():
     assert not full[truth & (np.arange(400) < 110)[None, :]].any(), "the glyph it does not touch stays"
     assert not full[150, :60].any() and not full[150, 320:].any(), "the art line is kept to the box"
     assert not full[:, :110].any(), "the screentone outside the box stays"
+
+
+def test_a_drawn_box_round_a_small_one_glyph_bubble_cleans_the_glyph_and_letters_inside():
+    """A small bubble holding one glyph (ん) on white paper, a box drawn loosely round it: the
+    page's paper round the bubble covers more of the box's centre than the bubble's own, yet the
+    body is the bubble: the glyph is cleaned, the outline stays, the lettering is set inside."""
+    import cv2
+    from PIL import ImageFont
+
+    from app.fonts import font_file
+    from app.render.inpaint import OpenCVInpainter
+    from app.render.page import PageRenderer, RenderBlock
+    from app.render.style import TextStyle
+
+    page = Image.new("L", (200, 160), 255)
+    d = ImageDraw.Draw(page)
+    cx, cy, r = 100, 80, 16
+    d.ellipse((cx - r - 3, cy - r - 3, cx + r + 3, cy + r + 3), fill=0)
+    d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=255)
+    font = ImageFont.truetype(str(font_file("cjk")), 22)
+    d.text((cx, cy), "ん", font=font, fill=0, anchor="mm")
+    glyph = Image.new("L", page.size, 0)
+    ImageDraw.Draw(glyph).text((cx, cy), "ん", font=font, fill=255, anchor="mm")
+    gray, glyph = np.asarray(page), np.asarray(glyph) > 128
+    box = (cx - r - 15, cy - r - 15, cx + r + 16, cy + r + 16)
+    bm = auto_mask(gray, box, kind="manual")
+    full = np.zeros(gray.shape, bool)
+    x0, y0, x1, y1 = bm.page_box()
+    full[y0:y1, x0:x1] = bm.mask
+    assert full[glyph].all(), "the glyph is cleaned"
+    ring = np.zeros(gray.shape, np.uint8)
+    cv2.circle(ring, (cx, cy), r + 2, 1, 2)
+    assert not (full & ring.astype(bool)).any(), "the bubble's outline stays"
+    body = np.zeros(gray.shape, bool)
+    body[y0:y1, x0:x1] = bm.body
+    disc = np.zeros(gray.shape, np.uint8)
+    cv2.circle(disc, (cx, cy), r + 1, 1, -1)
+    assert not (body & ~disc.astype(bool)).any(), "the body is the bubble, not the paper round it"
+    rgb = np.repeat(gray[..., None], 3, axis=2)
+    block = RenderBlock("m", 1, "manual", box, None, "Hm?", True, TextStyle())
+    layer = PageRenderer(rgb, OpenCVInpainter()).layer(block)
+    inked = np.zeros(gray.shape, bool)
+    h, w = layer.rgba.shape[:2]
+    inked[layer.y0:layer.y0 + h, layer.x0:layer.x0 + w] = layer.rgba[..., 3] > 0
+    assert inked.any() and not (inked & ~body).any(), "the lettering stays inside the bubble"

@@ -74,7 +74,7 @@ def test_a_session_that_did_not_end_is_offered_back_with_its_journal(make_window
 
 
 def test_a_project_held_elsewhere_opens_read_only_and_its_files_are_left_alone(make_window, pages):
-    # the holder's own autosave, which the second window must neither use nor delete
+    # the holder's own autosave, which the second window shows but must not delete
     from app.core.project.files import open_project as load
 
     save_autosave(load(pages))
@@ -102,3 +102,28 @@ def test_a_project_held_elsewhere_opens_read_only_and_its_files_are_left_alone(m
         holder.stdout.close()
     w2 = make_window()
     assert w2.session.open_path(pages) and not w2.read_only  # free again: editable
+
+
+def test_a_second_window_sees_the_work_the_first_has_so_far(make_window, pages):
+    first = make_window()
+    assert first.session.open_path(pages)
+    first.autosave_timer.setInterval(3_600_000)  # autosaves only where the test asks for one
+    names = [p.name for p in first.doc.project.pages]
+    first.edit(lambda p: _block_page(p, "自動保存"), "read", page=names[0])
+    first.autosave()  # page 1 is in the autosave, nothing saved by hand
+    assert not project_path_for(pages).exists() and journal.records(pages) == []
+    first.edit(lambda p: _block_page(p, "日誌だけ"), "read", page=names[1])  # page 2 only in the journal so far
+    assert len(journal.records(pages)) == 1
+
+    second = make_window()
+    assert second.session.open_path(pages)
+    assert second.read_only and "read-only" in second.notice.label.text()
+    got = {p.name: p for p in second.doc.project.pages}
+    assert got[names[0]].processed and got[names[0]].blocks[0].text == "自動保存"
+    assert got[names[1]].processed and got[names[1]].blocks[0].text == "日誌だけ"
+    assert not any(got[n].processed for n in names[2:])
+    # the reader left the writer's files as they were
+    assert autosave_path_for(pages).exists() and len(journal.records(pages)) == 1
+    second.close()
+    second.shutdown()
+    first.undo_stack.setClean()

@@ -25,6 +25,11 @@ block with the "Translations" toggle. Keys: ← → (reading direction), PageUp 
 End, D one or two pages, C cover alone, T translations, S show text, + / - / 0 zoom. Pages are
 shown one or two at a time in reading order, two side by side right to left for manga (`order`
 "rtl"). The page number is kept in the address (`#5`).
+
+The page carries its own font: the characters its text uses, cut out of the app's Noto Sans CJK
+(app.fonts, the face the PNG and PSD writers draw with) by fontTools' subsetter and embedded as
+a base64 @font-face ("Hayai CJK": WOFF2 when the brotli package is installed, else the OpenType
+file itself), so Japanese, Chinese and Korean show on a machine without a CJK font.
 """
 from __future__ import annotations
 
@@ -35,7 +40,7 @@ import unicodedata
 
 _STYLE = """
 *{box-sizing:border-box}
-html,body{margin:0;background:#222;color:#eee;font-family:system-ui,sans-serif}
+html,body{margin:0;background:#222;color:#eee;font-family:system-ui,"Hayai CJK",sans-serif}
 #bar{position:sticky;top:0;z-index:1000;display:flex;gap:6px;align-items:center;flex-wrap:wrap;
   padding:4px 8px;background:#111;border-bottom:1px solid #333;font-size:14px;user-select:none}
 #bar button,#bar label{background:#333;color:#eee;border:1px solid #555;border-radius:4px;padding:3px 8px;
@@ -53,7 +58,7 @@ html:not(.js) .page{margin:0 auto 12px}
 .block{position:absolute;z-index:10}
 .src{position:absolute;inset:0}
 .line{position:absolute;display:block;white-space:pre;line-height:1;color:transparent;overflow:visible;
-  font-family:"Noto Sans CJK JP","Noto Sans JP","Hiragino Sans","Yu Gothic","Meiryo",sans-serif}
+  font-family:"Hayai CJK","Noto Sans CJK JP","Noto Sans JP","Hiragino Sans","Yu Gothic","Meiryo",sans-serif}
 .vertical .line{writing-mode:vertical-rl;text-orientation:mixed}
 .line::selection{color:transparent;background:rgba(40,120,255,.4)}
 .block:hover .src,body.show-text .src{background:rgba(255,255,255,.96);outline:1px solid #4d82d6}
@@ -204,6 +209,46 @@ def _block_html(k: int, block: dict, width: float, height: float) -> str:
             f'style="{style}"><div class="src" lang="ja">{spans}</div>{tr}</div>')
 
 
+FONT_FAMILY = "Hayai CJK"
+
+
+def font_face_css(text: str) -> str:
+    """An @font-face rule embedding the glyphs of the app's CJK font that `text` needs (a data
+    URI), or "" when the font file is missing (the page then relies on the machine's fonts)."""
+    import base64
+    import io
+
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    from app.fonts import font_file
+
+    try:
+        path = font_file("cjk")
+    except FileNotFoundError:
+        return ""
+    chars = {ord(c) for c in text if not unicodedata.category(c).startswith("C")} | {0x20}
+    options = subset.Options()
+    options.layout_features = ["*"]  # vertical forms (vert, vrt2) and the rest, for what the text needs
+    options.name_IDs = ["*"]
+    options.notdef_outline = True
+    try:
+        import brotli  # noqa: F401  (fontTools' WOFF2 writer needs it)
+        options.flavor, mime, fmt = "woff2", "font/woff2", "woff2"
+    except ImportError:
+        mime, fmt = "font/otf", "opentype"
+    font = TTFont(path, lazy=False)
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=chars)
+    subsetter.subset(font)
+    buf = io.BytesIO()
+    font.flavor = options.flavor
+    font.save(buf)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return (f'@font-face{{font-family:"{FONT_FAMILY}";src:url(data:{mime};base64,{data}) format("{fmt}");'
+            "font-display:block}")
+
+
 def reader_html(data: dict, order: str = "rtl", image_prefix: str = "",
                 images: dict[str, str] | None = None) -> str:
     """The reader page of the .mokuro data `data`. Each page's image is `images[img_path]` when
@@ -238,12 +283,15 @@ def reader_html(data: dict, order: str = "rtl", image_prefix: str = "",
         f'<div id="help">{_HELP}</div>')
     meta = json.dumps({"title": series, "volume": title, "title_uuid": data.get("title_uuid"),
                        "volume_uuid": data.get("volume_uuid")}, ensure_ascii=False).replace("</", "<\\/")
-    return (
-        '<!DOCTYPE html>\n<html lang="ja"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="generator" content="Hayai Desktop">'
-        f"<title>{heading}</title><style>{_STYLE}</style></head>\n"
+    body = (
         f'<body class="{"rtl" if order == "rtl" else "ltr"}">{bar}\n<main id="spread">\n'
         + "\n".join(sections)
         + f'\n</main>\n<script type="application/json" id="volume-meta">{meta}</script>\n'
         f"<script>{_SCRIPT}</script>\n</body></html>\n")
+    # every character the page shows is in its body or title (unescaped: html.escape keeps them)
+    face = font_face_css(html.unescape(heading + body))
+    return (
+        '<!DOCTYPE html>\n<html lang="ja"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="generator" content="Hayai Desktop">'
+        f"<title>{heading}</title><style>{face}{_STYLE}</style></head>\n" + body)

@@ -138,6 +138,14 @@ def open_project(source_path: str | os.PathLike, page_names: list[str] | None = 
     return merge_pages(saved, page_names, source=str(source))
 
 
+def open_current(source_path: str | os.PathLike, page_names: list[str] | None = None) -> Project:
+    """The project as its writer has it now, for an opener that does not hold its lock (the
+    read-only view): the writer's autosave when newer than the saved project, with the edits
+    its journal committed since on top, so the work so far shows, not an older saved state.
+    Only reads: the writer's autosave and journal are left as they are."""
+    return open_project(source_path, page_names, project_file=recoverable_autosave(source_path), replay_journal=True)
+
+
 def merge_pages(saved: Project, page_names: list[str], source: str | None = None) -> Project:
     """`saved` updated to the current page list (see `open_project`); `saved` is not changed."""
     current = set(page_names)

@@ -117,6 +117,7 @@ class SessionController:
         and its lock: (project, restored, lock, who holds it when not us)."""
         from app.core.project.files import (
             discard_autosave,
+            open_current,
             open_project,
             recoverable_autosave,
             recoverable_edits,
@@ -135,6 +136,11 @@ class SessionController:
                     self.window.show_notice("error", f"{exc} — the saved project is used instead.")
             else:
                 discard_autosave(path)
+        if project is None and held_by is not None:  # the writer's work so far, autosave and journal
+            try:
+                project = open_current(path, names)
+            except UserError as exc:
+                self.window.show_notice("error", f"{exc} — the saved project is shown instead.")
         if project is None:
             try:
                 project = open_project(path, names)
