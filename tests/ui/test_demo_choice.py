@@ -25,6 +25,7 @@ def test_demo_models_are_listed_chosen_and_clear_the_missing_message(make_window
     assert "not installed" in w.banner.label.text()
     labels = [w.act.model.itemText(i) for i in range(w.act.model.count())]
     assert f"hayai-demo-ocr ({model_status.DEMO_LABEL})" in labels
+    assert "not installed" in w.act.model.toolTip()  # the whole label of the choice now
     # reading with the uninstalled Nova fails and says so
     with qtbot.waitSignal(w.run_finished, timeout=60000):
         w.slots.action_run_all()
@@ -64,7 +65,7 @@ def test_the_model_manager_offers_the_demo_models(make_window, qtbot):
     QTimer.singleShot(0, use_both)
     w.models.open_manager()
     rows = seen[0]
-    assert model_status.DEMO_LABEL in rows["hayai-demo-ocr"][1] and rows["hayai-demo-ocr"][3] == "bundled with the app"
+    assert model_status.DEMO_LABEL in rows["hayai-demo-ocr"][1] and rows["hayai-demo-ocr"][3] == "bundled"
     assert model_status.DEMO_LABEL in rows["hayai-demo-detector"][1]
     assert model_status.is_demo(w.settings.model) and model_status.is_demo(w.settings.detector)
     assert "Demo models" in w.banner.label.text() and "not installed" not in w.banner.label.text()

@@ -41,6 +41,7 @@ class ModelChoice:
                 combo.addItem(label, spec)
             combo.addItem(more, "")
             combo.setCurrentIndex(max(0, combo.findData(current)))
+            combo.setToolTip(combo.currentText())  # the whole label where the toolbar cuts it
             combo.blockSignals(False)
 
     def on_model_combo(self) -> None:

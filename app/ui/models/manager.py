@@ -170,8 +170,8 @@ class ModelManagerDialog(QDialog):
             r = self.table.rowCount()
             self.table.insertRow(r)
             size = sum(f.stat().st_size for f in ([path] if path.is_file() else path.rglob("*")) if f.is_file())
-            values = (name, f"{self.store.KIND_LABELS[kind]} ({model_status.DEMO_LABEL})", human_size(size),
-                      "bundled with the app", str(path))
+            values = (name, f"{'OCR' if kind == 'ocr' else 'Detector'} ({model_status.DEMO_LABEL})", human_size(size),
+                      "bundled", str(path))
             for c, v in enumerate(values):
                 item = QTableWidgetItem(v)
                 item.setToolTip("A small demo model trained on synthetic text only: it reads the sample pages, "
