@@ -80,10 +80,8 @@ class OpenAITranslator:
                  store: CapabilityStore | None = None):
         import openai
 
-        if not settings.model:
-            raise TranslationError("No model chosen for the OpenAI-compatible server: set one in Translation "
-                                   "settings (Test connection lists the server's models) or pass --model.",
-                                   fatal=True)
+        # no model yet is fine for listing the server's models (Test connection, GET /models):
+        # only a translation needs one (translate_page says so)
         self.settings = settings
         self.base_url = settings.base_url or DEFAULT_URL
         self.server = server_label(self.base_url)
@@ -134,6 +132,10 @@ class OpenAITranslator:
         with the segments' boxes drawn, when the model takes images (settings.page_image)."""
         if not segments:
             return PageResult({})
+        if not self.settings.model:
+            raise TranslationError(f"No model chosen for the OpenAI-compatible server {self.server}: set one in "
+                                   "Translation settings (Test connection lists the server's models) or pass --model.",
+                                   fatal=True)
         for g in glossary:
             if g not in self._glossary:
                 self._glossary.append(g)

@@ -38,13 +38,16 @@ def test_help_menu_opens_the_demo_and_the_empty_canvas_says_so(make_window, page
     assert not (SAMPLES / ".hayai-project.json").exists()
     saved = [p for p in (Path(os.environ["HAYAI_DATA_DIR"]) / "projects").glob("*.json") if ".lock" not in p.name]  # not its lock
     assert len(saved) == 1 and json.loads(saved[0].read_text("utf-8"))["source"] == str(SAMPLES.resolve())
-    # the user's own volume brings the user's own settings back
+    # the user's own volume brings the user's own settings back, but keeps the demo's models
+    # while the user's own (Nova, the detector) are not installed: they are what reads here
+    demo_model = w.settings.model
     w.session.open_path(pages)
-    assert not w.demo and w.settings.model == user.model and w.settings.patches == 512
+    assert not w.demo and w.settings.model == demo_model != user.model and w.settings.patches == 512
     assert w.act.patches.currentData() == 512
+    assert "These pages are not the samples" in w.banner.label.text() and not w.banner.close_button.isVisibleTo(w)
     settings_file = Path(os.environ["HAYAI_DESKTOP_CONFIG_DIR"]) / "settings.json"
     assert w.settings_writer.flush()  # settings are written off the GUI thread
-    assert json.loads(settings_file.read_text("utf-8"))["model"] == "hayai-ocr-v2.5-nova"
+    assert json.loads(settings_file.read_text("utf-8"))["model"] == demo_model
 
 
 def test_export_starts_beside_the_volume_then_where_the_last_export_went(make_window, pages, tmp_path,

@@ -66,6 +66,10 @@ def test_banner_offers_download_when_no_model(make_window, tmp_path):
     assert "Choose a local folder…" in labels
     w.update_settings(model=str(tmp_path))  # a local folder counts as chosen
     w.update_model_banner()
+    assert w.banner.kind == "demo" and "not installed" not in w.banner.label.text()  # the demo detector reads
+    (tmp_path / "detector.pt").write_bytes(b"")
+    w.update_settings(detector=str(tmp_path / "detector.pt"))
+    w.update_model_banner()
     assert not w.banner.isVisible()
 
 

@@ -26,6 +26,8 @@ from app.ui.common.status_colours import status_brush
 from app.ui.editor.items import PANEL_TEXT_PX, overlay_font
 
 ID_ROLE = Qt.ItemDataRole.UserRole
+SUGGESTIONS_PX = 90  # the suggestions box's fixed height
+NO_SUGGESTION = "No similar line in the translation memory"
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # the status the row's tint shows
 
 
@@ -100,15 +102,19 @@ class BlockPanel(QWidget):
         self.machine.setWordWrap(True)
         self.machine.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.restore_translation_button = QPushButton("Restore machine translation")
-        self.approve_button = QPushButton("Approve")
+        self.approve_button = QPushButton("Approved ✓")
+        self.approve_button.setMinimumWidth(self.approve_button.sizeHint().width())  # both texts, one width
+        self.approve_button.setText("Approve")
         self.approve_button.setToolTip("Accept this translation as it is: it enters the translation memory "
                                        "(Ctrl+Enter in the translation field)")
+        # the memory's suggestions keep one place and one height, shown or empty: a box that
+        # appeared at the first pause in typing pushed the fields down under the user's cursor
         self.suggestions = QListWidget()
         self.suggestions.setWordWrap(True)
-        self.suggestions.setMaximumHeight(90)
+        self.suggestions.setFixedHeight(SUGGESTIONS_PX)
         self.suggestions.setToolTip("Approved translations of similar lines (translation memory): click one to use it")
         self.suggestions_label = QLabel("Suggestions from the translation memory")
-        self.suggest = None  # callable(source) -> [(source, target, score)], set by the translation room
+        self.suggest = None  # callable(Block) -> [(source, target, score)], set by the translation room
         self.fit_status = None  # callable(page name, block id) -> "overflows" | "below minimum size" | ""
 
         editor = QWidget()
@@ -245,25 +251,31 @@ class BlockPanel(QWidget):
                 mark = " · ⚠ looks degenerate: not used, the next run asks again"
             self.machine.setText(f"Machine ({block.translator}){mark}: {block.machine_translation}")
         else:
-            self.machine.setText("No machine translation yet" + (" (yours is kept when one runs)"
-                                                                 if block.translation else ""))
+            # one text with or without a translation typed: a longer one wrapped onto another
+            # line at the first keystroke and moved the fields under it
+            self.machine.setText("No machine translation yet (a translation run keeps yours)")
         self.restore_translation_button.setEnabled(bool(block.machine_translation) and block.translation_edited)
-        approved = block.approved or block.translation_edited
+        # Approved only when the user said so (Approve, Ctrl+Enter): a translation being typed
+        # read "Approved ✓" at its first pause, as if the half-typed line were checked
+        approved = block.approved and bool(block.translation.strip())
         self.approve_button.setEnabled(bool(block.translation.strip()) and not approved)
-        self.approve_button.setText("Approved ✓" if approved and block.translation.strip() else "Approve")
+        self.approve_button.setText("Approved ✓" if approved else "Approve")
 
     def _show_suggestions(self, block: Block | None) -> None:
         self.suggestions.clear()
-        found = self.suggest(block.display_text) if block is not None and self.suggest is not None else []
+        found = self.suggest(block) if block is not None and self.suggest is not None else []
         for source, target, score in found:
             item = QListWidgetItem(f"{target}   ← {source.replace(chr(10), ' ')} ({score:.0f} %)")
             item.setData(ID_ROLE, target)
             self.suggestions.addItem(item)
-        self.suggestions.setVisible(bool(found))
-        self.suggestions_label.setVisible(bool(found))
+        if not found:
+            empty = QListWidgetItem(NO_SUGGESTION)
+            empty.setFlags(Qt.ItemFlag.NoItemFlags)  # not a suggestion: nothing to click
+            self.suggestions.addItem(empty)
+        self.suggestions.setEnabled(bool(found))
 
     def _use_suggestion(self, item: QListWidgetItem) -> None:
-        if self.current_id:
+        if self.current_id and item.data(ID_ROLE):
             self._tr_timer.stop()
             self.translation_edited.emit(self.current_id, item.data(ID_ROLE))
 

@@ -21,8 +21,11 @@ class EditorWindow(Protocol):
     def edit(self, edit, text: str, merge_key=None, page: str | None = None) -> bool:
         """Apply `edit(page) -> page` to `page` (the current one by default) as one undoable step."""
 
-    def show_notice(self, kind: str, message: str, buttons=()) -> None:
-        """A message over the page: info | warning | error | reread."""
+    def show_notice(self, kind: str, message: str, buttons=(), owner: str = "") -> None:
+        """A message over the page: info | warning | error | reread; `owner` may clear it."""
+
+    def clear_notice(self, owner: str) -> None:
+        """Take back the message over the page if `owner` showed it (its cause is gone)."""
 
     def show_status(self, message: str) -> None:
         """The status bar's message."""

@@ -41,6 +41,7 @@ class ModelChoice:
                 combo.addItem(label, spec)
             combo.addItem(more, "")
             combo.setCurrentIndex(max(0, combo.findData(current)))
+            combo.setToolTip(combo.currentText())  # the whole label where the toolbar cuts it
             combo.blockSignals(False)
 
     def on_model_combo(self) -> None:
@@ -76,14 +77,36 @@ class ModelChoice:
         self.update_banner()
 
     def update_banner(self) -> None:
-        """The demo banner, or what is missing with the ways to get it, or nothing."""
-        if self.window.demo:
+        """What is missing with the ways to get it, or the demo notice while a demo model reads
+        (whatever the pages: on real ones they misread), or nothing. Called whenever the models
+        or the open volume change, so a message whose cause is gone goes with it."""
+        s = self.window.settings
+        demo_in_use = model_status.is_demo(s.model) or model_status.is_demo(s.detector)
+        missing = model_status.missing_models(s.model, s.detector)
+        if demo_in_use and not missing:
+            on_samples = self.window.demo or self._samples_open()
+            where = ("These are the synthetic sample pages." if on_samples else
+                     "<b>These pages are not the samples</b>: on real manga the demo models miss bubbles and "
+                     "misread much of the text.")
             self.banner.show_message(
-                "demo", "<b>Demo models</b>: they read <i>synthetic</i> sample text only, not real manga. "
-                "For real pages, download Hayai v2.5 Nova and a detector in the model manager.",
-                [("Model manager…", self.open_manager)])
+                "demo", f"<b>Demo models ({model_status.DEMO_LABEL})</b>: they were trained on <i>synthetic</i> "
+                f"text only. {where} For real pages, download Hayai v2.5 Nova and a detector in the model manager.",
+                [("Model manager…", self.open_manager)], closable=False)  # stays while they read
             return
-        missing = model_status.missing_models(self.window.settings.model, self.window.settings.detector)
+        self._update_missing(missing)
+
+    def _samples_open(self) -> bool:
+        from pathlib import Path
+
+        from app.paths import resource_path
+
+        source = getattr(getattr(self.window, "doc", None), "source", "") or ""
+        try:
+            return bool(source) and Path(source).resolve() == resource_path("samples").resolve()
+        except OSError:
+            return False
+
+    def _update_missing(self, missing: list[str]) -> None:
         if not missing:
             self.banner.dismiss()
             return

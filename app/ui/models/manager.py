@@ -33,6 +33,7 @@ from app.ui.common.screens import fit_dialog
 from app.ui.common.threads import track_thread
 from app.ui.common.widgets import WrappedLabel
 from app.ui.models import guide as model_guide
+from app.ui.models import status as model_status
 from app.ui.models.status import human_size
 
 
@@ -123,6 +124,7 @@ class ModelManagerDialog(QDialog):
         self._thread.start()
         self._cancel = threading.Event()
         self._busy = ""
+        self.bundled: dict[str, tuple[str, object]] = {}  # name -> (kind, path) of the demo models
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.refresh()
         self.resize(920, 420)
@@ -154,9 +156,29 @@ class ModelManagerDialog(QDialog):
                 self.table.setItem(r, c, item)
             if name == current:
                 self.table.selectRow(r)
+        self._add_bundled(current)
         if self.table.currentRow() < 0 and self.table.rowCount():
             self.table.selectRow(0)
         self._update_buttons()
+
+    def _add_bundled(self, current: str) -> None:
+        """The demo models that come with the app: a choice like the others (Use this model),
+        nothing to download, verify or remove."""
+        for kind, path in model_status.demo_models().items():
+            name = path.stem if kind == "detector" else path.name
+            self.bundled[name] = (kind, path)
+            r = self.table.rowCount()
+            self.table.insertRow(r)
+            size = sum(f.stat().st_size for f in ([path] if path.is_file() else path.rglob("*")) if f.is_file())
+            values = (name, f"{'OCR' if kind == 'ocr' else 'Detector'} ({model_status.DEMO_LABEL})", human_size(size),
+                      "bundled", str(path))
+            for c, v in enumerate(values):
+                item = QTableWidgetItem(v)
+                item.setToolTip("A small demo model trained on synthetic text only: it reads the sample pages, "
+                                "not real manga")
+                self.table.setItem(r, c, item)
+            if name == current:
+                self.table.selectRow(r)
 
     def selected_name(self) -> str:
         rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
@@ -169,6 +191,12 @@ class ModelManagerDialog(QDialog):
 
     def _update_buttons(self) -> None:
         name = self.selected_name()
+        if name in self.bundled:
+            for key, button in self.buttons.items():
+                button.setEnabled(key in ("use", "show") and not self._busy)
+            self.info.setText(f"<b>{name}</b>: bundled demo model ({model_status.DEMO_LABEL}). It reads the "
+                              "synthetic sample pages (Help > Open the demo pages); on real manga it misreads.")
+            return
         installed = bool(name) and name in self.store.installed_models()
         busy = bool(self._busy)
         self.buttons["download"].setEnabled(bool(name) and not busy)
@@ -259,6 +287,11 @@ class ModelManagerDialog(QDialog):
 
     def _on_use(self) -> None:
         name = self.selected_name()
+        if name in self.bundled:
+            kind, path = self.bundled[name]
+            (self.model_chosen if kind == "ocr" else self.detector_chosen).emit(str(path))
+            self.progress_label.setText(f"Using {name} ({model_status.DEMO_LABEL}).")
+            return
         entry = self.store.MODELS[name]
         if entry.kind not in ("ocr", "detector"):
             return
@@ -266,7 +299,8 @@ class ModelManagerDialog(QDialog):
         self.progress_label.setText(f"Using {name}.")
 
     def _on_show(self) -> None:
-        where = self.store.installed_models().get(self.selected_name())
+        bundled = self.bundled.get(self.selected_name())
+        where = (bundled[1],) if bundled else self.store.installed_models().get(self.selected_name())
         if where:
             folder = where[0] if where[0].is_dir() else where[0].parent
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))

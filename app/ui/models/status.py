@@ -5,9 +5,40 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.models.manifest import DEFAULTS
+from app.paths import resource_path
 
 DEFAULT_MODEL = DEFAULTS["ocr"]  # what the banner offers to download
 NOVA_SIZE_FALLBACK = "about 620 MB"  # the manifest has no byte count for Nova; v2 is 623 MB
+
+
+DEMO_LABEL = "demo: synthetic text only"  # how the bundled demo models are named wherever they are offered
+
+
+def demo_models() -> dict[str, Path]:
+    """The bundled demo models (app/resources/demo) by kind, "ocr" (a folder) and "detector"
+    (a .pt file); a kind absent from this installation is left out."""
+    demo = resource_path("demo")
+    if not demo.is_dir():
+        return {}
+    out = {}
+    model = next((p.parent for p in sorted(demo.glob("**/config.json"))), None)
+    detector = next(iter(sorted(demo.glob("**/*.pt"))), None)
+    if model is not None:
+        out["ocr"] = model
+    if detector is not None:
+        out["detector"] = detector
+    return out
+
+
+def is_demo(spec: str) -> bool:
+    """`spec` (a setting's model or detector) is one of the bundled demo models."""
+    if not spec or not ("/" in spec or "\\" in spec):
+        return False
+    try:
+        path = Path(spec).expanduser().resolve()
+    except OSError:
+        return False
+    return any(path == p.resolve() for p in demo_models().values())
 
 
 def _store():
@@ -49,6 +80,10 @@ def _choices(kind: str, current: str) -> list[tuple[str, str]]:
         for name, entry in store.MODELS.items():
             if entry.kind == kind and name in installed:
                 out.append((name, name))
+    demo = demo_models().get(kind)
+    if demo is not None:  # a first-class choice, named for what it reads
+        out.append((f"{demo.stem if kind == 'detector' else demo.name} ({DEMO_LABEL})",
+                    current if is_demo(current) else str(demo)))
     if current and current not in [s for _, s in out]:
         label = Path(current).name if ("/" in current or "\\" in current) else current
         if not _installed(current, kind):

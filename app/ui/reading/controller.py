@@ -23,6 +23,8 @@ from app.ui.reading.device_status import status_text
 from app.ui.reading.run_stats import RunStats
 from app.ui.reading.worker import ReadingHost, WorkerConfig
 
+NOTICE_OWNER = "reading"  # the notices a failed read showed: cleared when reading works or the models change
+
 
 class ReadingController(QObject):
     """Pipeline runs, drawn-box reads, re-reads and the device status of the window."""
@@ -37,6 +39,7 @@ class ReadingController(QObject):
         self.run_started = 0.0
         self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.reading.run_stats)
         self._preload_started = False
+        self._models: tuple | None = None  # the models configured: a change clears their failure's notice
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.hide()
@@ -58,6 +61,10 @@ class ReadingController(QObject):
     # --- the worker -----------------------------------------------------------------------------
     def configure(self, settings, overrides: dict) -> None:
         s = settings
+        models = (s.model, s.detector, s.device, s.precision)
+        if self._models is not None and self._models != models:
+            self.window.clear_notice(NOTICE_OWNER)  # a failure of the models before: not of these
+        self._models = models
         self.host.configure(WorkerConfig(model=s.model, detector=s.detector, device=s.device,
                                          precision=s.precision, patches=s.patches, order=s.order,
                                          overrides=dict(overrides)))
@@ -170,7 +177,7 @@ class ReadingController(QObject):
             self.window.record_error(message)
             if self.device_label.text() == "Loading models…":
                 self.device_label.setText("Models not loaded")
-            self.window.show_notice("error", message)
+            self.window.show_notice("error", message, owner=NOTICE_OWNER)
 
     def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
         """From the host's registry, once the worker is done with `req_id` (wanted or not)."""
@@ -179,6 +186,8 @@ class ReadingController(QObject):
         if not self.host.busy():
             self.progress.hide()
             self.window.update_cancel()
+        if status == "done" and not ctx.get("quiet"):
+            self.window.clear_notice(NOTICE_OWNER)  # reading works now: an earlier failure's message goes
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if ctx["kind"] == "pages":
             if not ctx.get("quiet"):  # quiet: a run of the source that was open before this one

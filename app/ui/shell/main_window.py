@@ -372,9 +372,15 @@ class MainWindow(QMainWindow):
             self.show_notice("reread", f"Block {order} changed shape. Read it again from the page?",
                              [("Re-read block", lambda: (self.notice.dismiss(), self.reread([block_id], name)))])
 
-    def show_notice(self, kind: str, message: str, buttons=()) -> None:
+    def clear_notice(self, owner: str) -> None:
+        """The message over the page goes if `owner` showed it (its cause is gone)."""
+        if self.notice.isVisible() and getattr(self.notice, "owner", "") == owner:
+            self.notice.dismiss()
+
+    def show_notice(self, kind: str, message: str, buttons=(), owner: str = "") -> None:
         """Show a message over the page; an error that names a terminal command to fetch a model
-        offers the model manager on that model instead (app.ui.common.error_text)."""
+        offers the model manager on that model instead (app.ui.common.error_text). `owner`
+        names who may take it back (`clear_notice`) once its cause is gone."""
         from html import escape
 
         if kind == "error":
@@ -383,6 +389,7 @@ class MainWindow(QMainWindow):
                 buttons = [("Open the model manager", lambda: self.models.open_manager(select=model))]
         self.notice.show_message("warning" if kind == "reread" else kind, escape(breakable(message)), buttons)
         self.notice.kind = kind
+        self.notice.owner = owner
 
     # --- saving, autosave, closing --------------------------------------------------------------
     def is_dirty(self) -> bool:

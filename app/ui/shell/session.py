@@ -165,6 +165,7 @@ class SessionController:
         if self.read_only:
             self.window.show_notice("warning", f"{self.read_only} Opened read-only: edits here are not saved.")
         demo.leave_for(self.window, path)  # another volume than the demo's: back to the user's own settings
+        self.window.update_model_banner()  # the demo notice follows the pages: samples or not
         self.window.update_settings(recent_sources=self.window.settings.with_recent(str(path)).recent_sources,
                                last_dir=self.window.settings.last_dir if in_installation(path) else str(path.parent))
         self.refresh_recent_menu()

@@ -11,6 +11,7 @@ to the series file. It owns the Memory and Consistency panels (the window docks 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
@@ -38,6 +39,9 @@ class SeriesControl(QObject):
         self.series = None  # app.core.translation.series.Series of the open volume, or None
         self._tm = None
         self._tm_stale = True
+        self._generation = 0  # counts the changes that make the memory stale
+        self._without = None  # the memory without the block shown (its suggestions), and for which block
+        self._without_key: tuple | None = None
         self.memory_panel = MemoryPanel(w.doc, w.undo_stack)
         self.check_panel = CheckPanel(w.doc)
         self.check_dock = None  # set by the window (shown when a check starts)
@@ -58,7 +62,7 @@ class SeriesControl(QObject):
         from app.core.translation.series import find_series_file
 
         self.series = None
-        self._tm_stale = True
+        self._stale()
         project = self.window.doc.project
         if project is None or project.read_only:
             return
@@ -80,7 +84,7 @@ class SeriesControl(QObject):
             self.window.show_notice("warning", f"Series file not used: {exc}")
             return False
         self.series = series
-        self._tm_stale = True
+        self._stale()
         probe = Project(source=project.source, glossary=list(project.glossary), memory=project.memory,
                         style=project.style)
         if start_volume(probe, series):
@@ -124,12 +128,13 @@ class SeriesControl(QObject):
         except UserError as exc:
             self.window.show_notice("warning", f"The series file was not updated: {exc}")
             return False
-        self._tm_stale = True
+        self._stale()
         return True
 
     # --- the translation memory ---------------------------------------------------------------
     def _stale(self, *_args) -> None:
         self._tm_stale = True
+        self._generation += 1
 
     def memory(self):
         """The translation memory now: the series' approved translations and the volume's own
@@ -148,13 +153,35 @@ class SeriesControl(QObject):
         tm = self.memory()
         return TranslationMemory(tm.pairs()) if tm is not None else None
 
-    def suggestions(self, source: str) -> list:
-        tm = self.memory()
-        if tm is None or not source.strip():
+    def suggestions(self, block) -> list:
+        """What the translation memory offers `block` (a Block of the page shown): never the
+        block's own translation. The memory is built without the block's own pair (the user's
+        typed translation is in the memory at once: offered back at 100 %, it read as a match),
+        and a suggestion equal to what the block holds already is left out (the series file may
+        hold the block's pair from the last save)."""
+        project = self.window.doc.project
+        source = block.display_text
+        if project is None or not source.strip():
             return []
+        tm = self._memory_without(block.id)
         exact = tm.exact(source)
-        near = tm.similar(source, limit=3)
-        return ([(source, exact, 100.0)] if exact else []) + near
+        found = ([(source, exact, 100.0)] if exact else []) + tm.similar(source, limit=3)
+        own = block.translation.strip()
+        return [(s, t, score) for s, t, score in found if t.strip() != own]
+
+    def _memory_without(self, block_id: str):
+        """The memory now without block `block_id` of the page shown (kept until the next change)."""
+        from app.core.translation.translation_memory import TranslationMemory, approved_pairs
+
+        key = (self.window.current, block_id, self._generation)
+        if self._without is None or self._without_key != key:
+            project = self.window.doc.project
+            pages = [p if p.name != key[0] else replace(p, blocks=tuple(b for b in p.blocks if b.id != block_id))
+                     for p in project.pages]
+            self._without = TranslationMemory(self.series.tm if self.series else ())
+            self._without.add_all(approved_pairs(pages))
+            self._without_key = key
+        return self._without
 
     def approve(self, block_id: str) -> None:
         self.window.edit(lambda p: edits.approve_translation(p, block_id), "approve translation")

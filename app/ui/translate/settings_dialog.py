@@ -34,6 +34,29 @@ BACKENDS = (("openai", "OpenAI-compatible server (hosted or local LLM)"), ("deep
             ("offline", "Offline: MarianMT on this computer (Japanese/Korean/Chinese to English)"))
 
 
+class FittedLabel(QLabel):
+    """A word-wrapped label that keeps the height its text needs at its width. In a form a
+    wrapped QLabel got one line's height (a dialog's layout sizes itself without asking a
+    label its height for its width), so the API-key hint was cut mid-sentence."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        need = self.heightForWidth(max(1, self.width()))
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+
 class TranslationSettingsDialog(QDialog):
     """Edits the translation fields of AppSettings; `values()` are the new fields and
     `typed_key()` the key typed (None = unchanged). `test_requested` is wired by the window."""
@@ -69,8 +92,7 @@ class TranslationSettingsDialog(QDialog):
         self.model.setMinimumContentsLength(24)
         self.key = QLineEdit()
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.key_hint = QLabel()
-        self.key_hint.setWordWrap(True)
+        self.key_hint = FittedLabel()
         # an environment key goes to its provider's own servers only, unless tied here to this URL
         self.tie_env = QCheckBox()
         self.tie_env.toggled.connect(lambda _on: self._update_hint())
@@ -123,8 +145,7 @@ class TranslationSettingsDialog(QDialog):
         row.addWidget(self.glossary_file, 1)
         row.addWidget(browse)
         self.test_button = QPushButton("Test connection")
-        self.test_result = QLabel()
-        self.test_result.setWordWrap(True)
+        self.test_result = FittedLabel()
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
     def _lay_out(self) -> None:
@@ -254,15 +275,23 @@ class TranslationSettingsDialog(QDialog):
 
     def show_models(self, models: list[str]) -> None:
         """Test connection succeeded: list what the server offers, offer them in the model box."""
-        current = self.model.currentText()
-        if self.backend.currentData() == "openai":
+        current = self.model.currentText().strip()
+        openai = self.backend.currentData() == "openai"
+        pick = ""
+        if openai:
             self.model.clear()
             self.model.addItems(models)
+            if not current and len(models) == 1:
+                current = models[0]  # the one model a local server serves: nothing to choose
             self.model.setEditText(current)
+            if not current and models:  # the box lists them: the user picks one
+                pick = "<br><b>Choose one of them in the Model box.</b>"
+                self.model.setFocus()
+                self.model.lineEdit().setPlaceholderText("choose one of the server's models")
         shown = ", ".join(models[:12]) + (f" … ({len(models)} in all)" if len(models) > 12 else "")
-        missing = (f"<br><b>{current!r} is not among them.</b>" if self.backend.currentData() == "openai" and current
-                   and current not in models else "")
-        self.test_result.setText(f"<span style='color:#1a7f37'>Connected.</span> {shown}{missing}")
+        missing = (f"<br><b>{current!r} is not among them.</b>" if openai and current and current not in models
+                   else "")
+        self.test_result.setText(f"<span style='color:#1a7f37'>Connected.</span> {shown}{missing}{pick}")
 
     def show_error(self, message: str) -> None:
         from html import escape
