@@ -41,6 +41,7 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check app tests bench tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/vulture
+	$(VENV)/bin/pyright --pythonpath $(PY)
 
 bench: $(DEV_STAMP)
 	$(PY) bench/ocr_throughput.py

@@ -4,10 +4,15 @@ text"), and Shift-JIS (Japanese Windows' default, read as its superset cp932).
 
 A BOM decides; else UTF-8 is tried, then cp932. A file that is none of them raises UserError
 naming the file, the byte, and what to do.
+
+`read_json_file` is the one way the app reads a JSON file (a project, an export, a .mokuro
+volume, a model's configuration, its own caches): UTF-8 with or without a BOM, and an error that
+names the file, says what it should have been, what is wrong with it and what to do.
 """
 from __future__ import annotations
 
 import codecs
+import json
 import os
 from pathlib import Path
 
@@ -50,3 +55,27 @@ def read_text_file(path: str | os.PathLike, what: str = "file") -> str:
     except OSError as exc:
         raise UserError(f"{path}: cannot read the {what} ({exc.strerror or exc}).") from exc
     return decode_text(raw, str(path), what)
+
+
+def read_json_file(path: str | os.PathLike, what: str, fix: str = "Correct it in a text editor or remove it.",
+                   error: type[UserError] = UserError):
+    """The JSON value in `path` (UTF-8, with or without a BOM). A missing, unreadable, non-UTF-8 or
+    malformed file raises `error` (a UserError, or a subclass such as ModelError) naming the
+    file and `what` it is, then `fix` (what to do). A caller for which the file is optional (a
+    cache) catches UserError and goes on without it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as exc:
+        raise error(f"{path}: no such {what}. {fix}") from exc
+    except IsADirectoryError as exc:
+        raise error(f"{path}: a folder, not the {what}. {fix}") from exc
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: the {what} is not UTF-8 text (byte {exc.start}). {fix}") from exc
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror or exc}). {fix}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: the {what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+                    f". {fix}") from exc

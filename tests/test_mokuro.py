@@ -258,7 +258,7 @@ def test_bad_mokuro_files_are_refused_naming_the_file(tmp_path):
     with pytest.raises(UserError, match=r"vol1\.mokuro: not a valid \.mokuro file \(pages\[0\]\.blocks\[0\]\.box"):
         open_project(path)
     path.write_text("{not json", encoding="utf-8")
-    with pytest.raises(UserError, match=r"vol1\.mokuro: not a \.mokuro file"):
+    with pytest.raises(UserError, match=r"vol1\.mokuro: the \.mokuro file is not valid JSON .*Run mokuro on the volume again"):
         open_source(path)
     lone = tmp_path / "lone"
     lone.mkdir()

@@ -67,22 +67,33 @@ def check_model_options(args) -> None:
 
 
 class ProgressLine:
-    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
+    """A one-line progress bar (tqdm) on stderr when it is a terminal; silent otherwise. Called
+    with (done, total, extra); the bar ends its line when done reaches total."""
 
-    def __init__(self, label: str, stream=None):
+    def __init__(self, label: str, stream=None, unit: str = "page"):
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty()
-        self.label = label
+        self.label, self.unit = label, unit
+        self.bar = None
 
     def __call__(self, done: int, total: int, extra: str = "") -> None:
-        if not self.enabled or total <= 0:
+        if total <= 0:
             return
-        width = 30
-        filled = int(width * done / total)
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {extra}")
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=self.label, unit=self.unit, file=self.stream, disable=None)
+        bar = self.bar
+        bar.total = total
+        if extra:
+            bar.set_postfix_str(extra, refresh=False)
+        bar.update(done - bar.n)
         if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def load_recognizer_for(args):

@@ -10,7 +10,6 @@ import argparse
 import signal
 import sys
 import threading
-import time
 
 from app.errors import Cancelled, UserError
 
@@ -90,21 +89,21 @@ class _Progress:
         self.out = out
         self.tty = bool(getattr(out, "isatty", lambda: False)())
         self.file = None
-        self.started = 0.0
-        self.start_bytes = 0
+        self.bar = None
         self.last_quarter = -1
 
     def __call__(self, name: str, done: int, total: int | None) -> None:
         if name != self.file:
             self.finish()
-            self.file, self.started, self.start_bytes, self.last_quarter = name, time.monotonic(), done, -1
-        if self.tty:
-            frac = done / total if total else 0.0
-            bar = "#" * int(frac * 30)
-            rate = (done - self.start_bytes) / max(time.monotonic() - self.started, 1e-6)
-            self.out.write(f"\r{name[:28]:<28} [{bar:<30}] {_human(done):>9} / {_human(total):<9} "
-                           f"{_human(int(rate))}/s ")
-            self.out.flush()
+            self.file, self.last_quarter = name, -1
+            if self.tty:
+                from tqdm import tqdm
+
+                # redrawn at every chunk, as a download's chunks come a few a second at most
+                self.bar = tqdm(total=total, initial=done, desc=name[:28], unit="B", unit_scale=True,
+                                unit_divisor=1024, file=self.out, mininterval=0)
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
         else:
             quarter = int(4 * done / total) if total else 0
             if quarter != self.last_quarter:
@@ -112,9 +111,9 @@ class _Progress:
                 print(f"{name}: {done} / {total if total is not None else '?'} bytes", file=self.out)
 
     def finish(self) -> None:
-        if self.file is not None and self.tty:
-            self.out.write("\n")
-            self.out.flush()
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
         self.file = None
 
 

@@ -3,15 +3,15 @@ cancel; remembered per path, size and mtime in `models_dir()/.sha256.json`) and 
 user trusted for unpinned files (`models_dir()/.trusted.json`). No Qt, no torch."""
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 from app.atomic import atomic_write_json
-from app.errors import Cancelled
+from app.errors import Cancelled, UserError
 from app.models.manifest import ModelEntry, ModelFile
 from app.models.places import models_dir
+from app.textfile import read_json_file
 
 ProgressFn = Callable[[str, int, "int | None"], None]
 CancelFn = Callable[[], bool]
@@ -19,8 +19,8 @@ CancelFn = Callable[[], bool]
 
 def _read_json(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_json_file(path, "record of verified model files")
+    except UserError:
         return {}
 
 

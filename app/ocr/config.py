@@ -8,11 +8,11 @@ other sizes with the optional keys listed in OPTIONAL_KEYS.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from app.errors import ModelError
+from app.textfile import read_json_file
 
 VARIANTS = ("nova", "v2", "alpha")
 
@@ -83,13 +83,8 @@ def detect_variant(keys, source: str = "checkpoint") -> str:
 
 
 def read_config_json(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelError(f"{path}: config.json is missing from the model folder. "
-                         "Re-download the model (`hayai-desktop models download nova`).") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: config.json cannot be read ({exc}). Re-download the model.") from None
+    data = read_json_file(path, "config.json in the model folder",
+                          "Re-download the model (`hayai-desktop models download nova`).", ModelError)
     if not isinstance(data, dict):
         raise ModelError(f"{path}: config.json is not a JSON object. Re-download the model.")
     return data

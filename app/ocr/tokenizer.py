@@ -1,10 +1,10 @@
 """Tokenizers of the Hayai family (docs/ocr-engine.md, tokenizers)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from app.errors import ModelError
+from app.textfile import read_json_file
 
 
 class ByteTokenizer:
@@ -39,10 +39,7 @@ class JsonTokenizer:
         names = {}
         cfg_path = Path(folder) / "tokenizer_config.json"
         if cfg_path.is_file():
-            try:
-                names = json.loads(cfg_path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise ModelError(f"{cfg_path}: cannot be read ({exc}). Re-download the model.") from None
+            names = read_json_file(cfg_path, "tokenizer configuration", "Re-download the model.", ModelError)
         self.bos_id = self._special(names.get("bos_token"), 1)
         self.eos_id = self._special(names.get("eos_token"), 2)
         self.pad_id = self._special(names.get("pad_token"), self.eos_id)

@@ -7,13 +7,14 @@ runs start with what works. Plain data and one file: no Qt, no app.core.
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from app.atomic import atomic_write_json
+from app.errors import UserError
+from app.textfile import read_json_file
 
 log = logging.getLogger(__name__)
 FORMATS = ("schema", "json", "off")
@@ -46,10 +47,11 @@ class CapabilityStore:
         self._data: dict[str, dict] = {}
         if self.path is not None and self.path.is_file():
             try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
+                data = read_json_file(self.path, "cache of the servers' capabilities",
+                                      "The servers' capabilities are found again.")
                 self._data = {str(k): v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
-            except (OSError, ValueError) as exc:
-                log.warning("%s could not be read (%s); the servers' capabilities are found again", self.path, exc)
+            except UserError as exc:
+                log.warning("%s", exc)
 
     def get(self, server: str, model: str, default: Capabilities | None = None) -> Capabilities | None:
         raw = self._data.get(key_for(server, model))

@@ -10,13 +10,13 @@ translates sentence by sentence: it sees neither the context pages nor the gloss
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from app.errors import Cancelled, ModelError
+from app.textfile import read_json_file
 from app.translate.base import (
     CancelFn,
     ContextPage,
@@ -53,10 +53,11 @@ def check_folder(folder: Path) -> None:
             folder / "pytorch_model.bin").is_file() else ""
         raise ModelError(f"{folder}: not a MarianMT model folder this app can load: missing {', '.join(missing)}"
                          f"{pickle}.")
-    try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{folder / 'config.json'}: unreadable ({exc}).") from exc
+    config = read_json_file(folder / "config.json", "MarianMT model configuration", "Download the model again.",
+                            ModelError)
+    if not isinstance(config, dict):
+        raise ModelError(f"{folder / 'config.json'}: not a model configuration (a JSON object). "
+                         "Download the model again.")
     if config.get("model_type") != "marian":
         raise ModelError(f"{folder}: config.json says model_type {config.get('model_type')!r}, not 'marian'.")
 

@@ -276,6 +276,30 @@ def test_page_and_project_lettering_sizes_from_the_view_menu_are_undoable(transl
     assert w.doc.project.sizes == "each" and _sizes(w) == each
 
 
+@pytest.mark.parametrize("what", ["style", "sizes", "outside"])
+def test_a_project_value_command_does_nothing_to_another_project(translated, what):
+    """The lettering style, sizes and outside-text policy: undone on the project they were made
+    on, then another project is the document's: their redo leaves it as it is."""
+    from app.core.document.types import Project
+
+    w, ctl = translated, translated.render_ctl
+    change, value = {
+        "style": (lambda: ctl.push_project_style(replace(w.doc.project.style, uppercase=True)), lambda p: p.style),
+        "sizes": (lambda: ctl.push_project_sizes("one"), lambda p: p.sizes),
+        "outside": (lambda: ctl.push_project_outside("sfx", "keep"), lambda p: dict(p.outside)),
+    }[what]
+    first = w.doc.project
+    unchanged = value(first)
+    change()
+    assert value(first) != unchanged and w.undo_stack.canUndo()
+    w.undo_stack.undo()
+    assert value(first) == unchanged
+    other = Project(source=first.source, pages=list(first.pages))
+    w.doc.set_project(other)  # the history still holds the command made on the first project
+    w.undo_stack.redo()
+    assert value(other) == unchanged and value(first) == unchanged
+
+
 def test_blocks_below_their_minimum_are_named_and_selectable(translated, qtbot):
     w = translated
     ctl = w.render_ctl

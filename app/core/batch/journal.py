@@ -29,6 +29,7 @@ from app.core.document.types import Page
 from app.core.exports.json_txt import EXPORT_FORMAT
 from app.core.project.codec import page_from_dict, page_to_dict
 from app.errors import UserError
+from app.textfile import read_json_file
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +108,8 @@ class BatchLog:
 def export_pages(path: Path) -> list[str] | None:
     """The page names of a complete export at `path`; None when it is absent or not an export."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = read_json_file(path, "JSON export")
+    except UserError:
         return None
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT or not isinstance(data.get("pages"), list):
         return None

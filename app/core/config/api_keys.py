@@ -22,7 +22,6 @@ command-line argument (other users can read those).
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
 import os
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from urllib.parse import urlsplit
 from app.atomic import atomic_write_json
 from app.core.config.settings import config_dir
 from app.errors import UserError
+from app.textfile import read_json_file
 from app.translate.base import server_label
 from app.translate.presets import DEFAULT_URL, PRESETS, preset_for_url
 
@@ -149,13 +149,14 @@ def tie_env_key(provider: str, base_url: str, tied: bool = True) -> None:
 
 
 def _ties() -> set[str]:
-    try:
-        data = json.loads((config_dir() / TIES_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    path = config_dir() / TIES_FILE
+    if not path.exists():
         return set()
-    except (OSError, ValueError) as exc:
-        log.warning("%s unreadable (%s): environment keys go to their own servers only",
-                    config_dir() / TIES_FILE, type(exc).__name__)
+    try:
+        data = read_json_file(path, "list of servers tied to environment keys",
+                              "Environment keys go to their own servers only until it is written again.")
+    except UserError as exc:
+        log.warning("%s", exc)
         return set()
     return {str(a) for a in data} if isinstance(data, list) else set()
 
@@ -237,12 +238,13 @@ def delete_key(provider: str, base_url: str = "") -> None:
 
 
 def _read_file() -> dict[str, str]:
-    try:
-        data = json.loads(key_file().read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    path = key_file()
+    if not path.exists():
         return {}
-    except (OSError, ValueError) as exc:
-        log.warning("%s unreadable (%s): keys stored there are ignored", key_file(), type(exc).__name__)
+    try:
+        data = read_json_file(path, "API key file", "Keys stored there are ignored; enter them again in the settings.")
+    except UserError as exc:
+        log.warning("%s", exc)
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 

@@ -9,7 +9,6 @@ the file and the field.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from app.core.project.versioning import FileSchema, unknown_keys, upgrade
 from app.errors import UserError
 from app.render.strokes import stroke_from_dict
 from app.render.style import TextStyle, override_from_dict, style_from_dict
+from app.textfile import read_json_file
 
 EXPORT_SCHEMA = FileSchema("JSON export", (EXPORT_VERSION, EXPORT_MINOR))  # 1.0 -> 1.1 -> 1.2: nothing to move
 _TOP_KEYS = ("format", "version", "minor", "app_version", "exported_at", "source", "order", "style", "outside",
@@ -32,14 +32,7 @@ _BLOCK_KEYS = ("id", "order", "kind", "box", "polygon", "vertical", "score", "te
 def read_json(path: str | os.PathLike) -> dict:
     """The JSON object in `path` (an export or a project file); UserError naming the file."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError as exc:
-        raise UserError(f"{path}: no such file.") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not a JSON export ({exc}).") from exc
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read it ({exc.strerror or exc}).") from exc
+    data = read_json_file(path, "JSON export", "Export the volume again (File > Export > JSON).")
     if not isinstance(data, dict):
         raise UserError(f"{path}: not a Hayai Desktop JSON export or project file.")
     return data

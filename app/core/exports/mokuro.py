@@ -46,6 +46,7 @@ from app.core.document.types import Block, Page, Project
 from app.core.exports.mokuro_lines import LaidOut, layout_lines, number, quad
 from app.core.sources.mokuro_volume import MOKURO_SUFFIX
 from app.errors import Cancelled, UserError
+from app.textfile import read_json_file
 
 MOKURO_VERSION = "0.2.0"  # the mokuro format version written (readers ask for 0.2.0 or later)
 READER_IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")  # what mokuro's readers display
@@ -75,8 +76,8 @@ def _as_uuid(value: str) -> uuid.UUID:
 def _read_ids(path: Path) -> tuple[str, str]:
     """(title_uuid, volume_uuid) of an existing .mokuro file, "" where it has none or is unreadable."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(path, ".mokuro file")
+    except UserError:
         return "", ""
     if not isinstance(data, dict):
         return "", ""

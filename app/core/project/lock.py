@@ -15,7 +15,6 @@ names it, and a warning is logged.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import socket
@@ -27,6 +26,7 @@ from filelock import FileLock, Timeout
 
 from app.atomic import atomic_write_json
 from app.errors import UserError
+from app.textfile import read_json_file
 
 log = logging.getLogger(__name__)
 
@@ -141,9 +141,9 @@ class ProjectLock:
 
 def read_holder(path: Path) -> Holder | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_file(path, "project lock")
         return Holder(str(data["what"]), int(data["pid"]), str(data["host"]), str(data["since"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (UserError, ValueError, KeyError, TypeError):
         return None
 
 

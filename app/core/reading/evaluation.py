@@ -19,7 +19,6 @@ No Qt here; `hayai-desktop eval PAGES_FOLDER` prints these figures.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 from app.core.document.boxes import IOU_THRESHOLD, match_boxes
 from app.errors import UserError
 from app.ocr.text import score
+from app.textfile import read_json_file
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def read_truth_folder(folder: str | Path) -> list[TruthPage]:
         if path.name.startswith("."):  # the app's own files (project, its lock, autosave), never truth
             continue
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = read_json_file(path, "truth file", 'A truth file is {"image": ..., "blocks": [...]}.')
             image = str(raw["image"])
             blocks = tuple(TruthBlock(tuple(float(v) for v in b["box"]), str(b["text"]), str(b.get("kind", "text")))
                            for b in raw["blocks"])

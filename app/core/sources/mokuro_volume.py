@@ -10,12 +10,12 @@ translation when present; the pages are the images beside the .mokuro (`images_r
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path, PurePosixPath
 
 from app.core.document.types import Block, Page, Project
 from app.errors import UserError
+from app.textfile import read_json_file
 
 MOKURO_SUFFIX = ".mokuro"
 
@@ -47,14 +47,7 @@ def mokuro_file_in(path: Path) -> Path | None:
 def read_mokuro(path: str | os.PathLike) -> dict:
     """The JSON of a .mokuro file, checked: UserError naming the file and the bad field."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError as exc:
-        raise UserError(f"{path}: no such .mokuro file.") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not a .mokuro file ({exc}). Run mokuro on the volume again.") from exc
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read it ({exc.strerror or exc}).") from exc
+    data = read_json_file(path, ".mokuro file", "Run mokuro on the volume again.")
 
     def bad(where: str, why: str):
         raise UserError(f"{path}: not a valid .mokuro file ({where}: {why}). Run mokuro on the volume again.")

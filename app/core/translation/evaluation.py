@@ -17,7 +17,6 @@ translations made before; scored per book and overall:
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from app.core.document.types import Block, Page, Project
 from app.errors import UserError
+from app.textfile import read_json_file
 
 REFERENCE_KEYS = {"en": "text_en", "zh": "text_zh", "ja": "text_ja"}
 _NOT_NAMES = {
@@ -75,12 +75,7 @@ def load_references(path: str | Path, target: str = "en", books: Sequence[str] =
     if key is None:
         raise UserError(f"eval-translation: no references for target language {target!r} (OpenMantra has "
                         f"{', '.join(sorted(REFERENCE_KEYS))})")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such annotation file (the OpenMantra annotation.json)") from None
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path}: not a readable JSON annotation ({exc})") from None
+    data = read_json_file(path, "annotation file", "Give the annotation.json of the OpenMantra data set.")
     if not isinstance(data, list):
         raise UserError(f"{path}: an OpenMantra annotation is a JSON list of books")
     out = []

@@ -1,12 +1,14 @@
-"""What the window's exports share: the job that runs an export on a pool thread, and the modal
-progress dialog with Cancel that closes however the export ends. Used by File > Export >
-Translated pages (app.ui.render.export) and the mokuro / reader-page exports
-(app.ui.shell.reader_export)."""
+"""What the window's exports share: `BackgroundExport`, one export at a time run on a pool thread
+with a modal progress dialog and Cancel that closes however the export ends, the failure or the
+cancel said in the window. Used by File > Export > Translated pages (app.ui.render.export) and the
+mokuro / reader-page exports (app.ui.shell.reader_export); each says only what it writes and what
+the window shows when it is done."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QRunnable, Qt, Signal
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QProgressDialog
 
 from app.errors import Cancelled, UserError
@@ -73,3 +75,50 @@ class ExportProgress:
             dialog.reset()
             dialog.hide()
             dialog.deleteLater()
+
+
+class BackgroundExport(QObject):
+    """Runs exports for `window` on `pool`, one at a time: `start(title, label, pages, work)` opens
+    the progress dialog (shown after `min_ms`) and runs `work(progress, cancel) -> report` on the
+    pool; `on_done(report)` says in the window what was written. A cancel or a failure is said
+    in the status bar or a notice here. `finished` says how each export ended: "done" |
+    "cancelled" | "failed"."""
+
+    finished = Signal(str)
+
+    def __init__(self, window, pool: QThreadPool, on_done: Callable[[object], None], min_ms: int = 300):
+        super().__init__(window)
+        self.window, self.pool, self.on_done, self.min_ms = window, pool, on_done, min_ms
+        self.signals = ExportSignals(self)
+        self.signals.progressed.connect(self._on_progress)
+        self.signals.finished.connect(self._on_finished)
+        self.signals.failed.connect(self._on_failed)
+        self.cancel = threading.Event()
+        self.progress = ExportProgress(self.cancel)
+
+    @property
+    def dialog(self) -> QProgressDialog | None:
+        """The progress dialog while an export runs (None when none does)."""
+        return self.progress.dialog
+
+    def start(self, title: str, label: str, pages: int, work) -> None:
+        self.cancel.clear()
+        self.progress.open(self.window, title, label, pages, self.min_ms)
+        self.pool.start(ExportJob(self.signals, work, self.cancel))
+
+    def _on_progress(self, done: int, total: int, name: str) -> None:
+        self.progress.update(done, total, name)
+
+    def _on_finished(self, report) -> None:
+        self.progress.close()
+        self.on_done(report)
+        self.finished.emit("done")
+
+    def _on_failed(self, message: str) -> None:
+        self.progress.close()
+        if message == "cancelled":
+            self.window.show_status("Export cancelled; files already written were kept.")
+            self.finished.emit("cancelled")
+            return
+        self.window.show_notice("error", f"Export failed: {message}")
+        self.finished.emit("failed")

@@ -4,22 +4,27 @@ with these members (the main window) and uses nothing else of it; the window com
 controllers and places their widgets."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from app.ui.editor.document_model import DocumentModel
+
+if TYPE_CHECKING:
+    from app.core.config.settings import AppSettings
 
 
 class EditorWindow(Protocol):
     doc: DocumentModel  # every document change goes through it (or through `edit`)
-    settings: object  # app.core.config.settings.AppSettings, read only: changes go through update_settings
+    settings: AppSettings  # read only: changes go through update_settings
     current: str  # the page shown ("" when none)
 
     @property
     def closing(self) -> bool:
         """True once the window is closing: results that arrive now are dropped."""
+        ...
 
     def edit(self, edit, text: str, merge_key=None, page: str | None = None) -> bool:
         """Apply `edit(page) -> page` to `page` (the current one by default) as one undoable step."""
+        ...
 
     def show_notice(self, kind: str, message: str, buttons=(), owner: str = "") -> None:
         """A message over the page: info | warning | error | reread; `owner` may clear it."""

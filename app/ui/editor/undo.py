@@ -1,10 +1,18 @@
-"""Undo commands: each holds a page before and after an edit (pages are frozen values).
+"""Undo commands: each holds a value before and after an edit (pages are frozen values).
 
-Typing in one field of one block merges into a single command, so undo steps back a whole
-edit rather than a keystroke. Undo/redo after the first redo asks the window to show the page,
-so history works across page changes.
+`PageEditCommand` replaces a page: typing in one field of one block merges into a single
+command, so undo steps back a whole edit rather than a keystroke. Undo/redo after the first redo
+asks the window to show the page, so history works across page changes.
+
+`ProjectValueCommand` replaces one project-wide value (glossary, story memory, dismissed
+proposals, lettering style, sizes, the policy for text outside bubbles) through the setter the
+panel names; every panel uses it. It belongs to the project it was made on: once another project
+is the document's, its undo and redo do nothing.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
@@ -52,3 +60,23 @@ def push_edit(stack: QUndoStack, model: DocumentModel, page_name: str, edit, tex
         return False
     stack.push(PageEditCommand(model, before, after, text, merge_key))
     return True
+
+
+class ProjectValueCommand(QUndoCommand):
+    """A project-wide value replaced: `set_value(after)` on redo, `set_value(before)` on undo,
+    only while `model`'s project is the one the command was made on. `set_value` is one of the
+    DocumentModel's setters (`model.set_memory`) or a panel's method that calls one and then
+    refreshes what shows the value (`PageViews.set_project_style`)."""
+
+    def __init__(self, model: DocumentModel, set_value: Callable[[Any], None], before, after, text: str):
+        super().__init__(text)
+        self.model, self.project, self.set_value = model, model.project, set_value
+        self.before, self.after = before, after
+
+    def redo(self) -> None:
+        if self.model.project is self.project:
+            self.set_value(self.after)
+
+    def undo(self) -> None:
+        if self.model.project is self.project:
+            self.set_value(self.before)

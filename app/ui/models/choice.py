@@ -5,19 +5,23 @@ through `ModelWindow` (its settings and `update_settings`); the shell gives it t
 the banner it built."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QFileDialog
 
 from app.ui.models import status as model_status
 
+if TYPE_CHECKING:
+    from app.core.config.settings import AppSettings
+
 
 class ModelWindow(Protocol):
-    settings: object  # app.core.config.settings.AppSettings (model, detector, last_dir)
+    settings: AppSettings  # model, detector, last_dir
 
     @property
     def demo(self) -> bool:
         """True while the demo pages and models are open."""
+        ...
 
     def update_settings(self, **changes) -> None:
         """Change and store settings; the reading worker is reconfigured."""

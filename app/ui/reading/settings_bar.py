@@ -8,12 +8,12 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QComboBox, QInputDialog
 
-from app.core.config.settings import PATCH_BUDGETS
+from app.core.config.settings import PATCH_BUDGETS, AppSettings
 from app.ui.reading.device_status import fill_device_combos
 
 
 class SettingsWindow(Protocol):
-    settings: object  # app.core.config.settings.AppSettings: patches, device, precision, order
+    settings: AppSettings  # patches, device, precision, order
 
     def update_settings(self, **changes) -> None:
         """Change and store settings; the reading worker is reconfigured."""

@@ -3,13 +3,12 @@ app.core.exports.translated_pages.export_translated (what `hayai-desktop render`
 thread, with a progress dialog and Cancel."""
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu
 
-from app.ui.common.background_export import ExportJob, ExportProgress, ExportSignals
+from app.ui.common.background_export import BackgroundExport
 
 IMAGE_CHOICES = (("PNG", "png"), ("JPEG", "jpg"), ("WebP (lossless)", "webp"))
 
@@ -24,12 +23,9 @@ class PageExporter(QObject):
     def __init__(self, window, controller):
         super().__init__(window)
         self.window, self.ctl = window, controller
-        self.signals = ExportSignals(self)
-        self.signals.progressed.connect(self._on_progress)
-        self.signals.finished.connect(self._on_finished)
-        self.signals.failed.connect(self._on_failed)
-        self.cancel = threading.Event()
-        self.progress = ExportProgress(self.cancel)
+        self.export = BackgroundExport(window, controller.pool, self._on_finished, self.MIN_DURATION_MS)
+        self.export.finished.connect(self.finished)
+        self.signals = self.export.signals
         self.last_report = None
         menu = QMenu("&Translated pages")  # File > Export places it (the window's shell)
         menu.addAction("As images (PNG, JPEG, WebP)…", lambda: self.choose("images"))
@@ -69,8 +65,6 @@ class PageExporter(QObject):
         w = self.window
         w.flush_editors()
         project = replace(w.doc.project, pages=list(w.doc.project.pages))  # a snapshot: edits go on
-        self.cancel.clear()
-        self.progress.open(w, "Export translated pages", "Rendering pages…", len(project.pages), self.MIN_DURATION_MS)
         self.out, self.fmt = out, fmt
         from app.ui.render.view import options_for
 
@@ -84,21 +78,14 @@ class PageExporter(QObject):
             engines[engine_name] = engine
             return export_translated(project, fmt, out, engine, options, progress=progress, cancel=cancel)
 
-        self.ctl.pool.start(ExportJob(self.signals, work, self.cancel))
+        self.export.start("Export translated pages", "Rendering pages…", len(project.pages), work)
 
     @property
     def dialog(self):
         """The progress dialog while an export runs (None when none does)."""
-        return self.progress.dialog
-
-    def _on_progress(self, done: int, total: int, name: str) -> None:
-        self.progress.update(done, total, name)
-
-    def _close(self) -> None:
-        self.progress.close()
+        return self.export.dialog
 
     def _on_finished(self, report) -> None:
-        self._close()
         self.last_report = report
         note = ""
         if report.skipped:
@@ -111,13 +98,3 @@ class PageExporter(QObject):
         if report.skipped:
             self.window.show_notice("warning", f"Export: {len(report.skipped)} page(s) could not be read and were "
                                f"skipped: {', '.join(n for n, _ in report.skipped[:5])}")
-        self.finished.emit("done")
-
-    def _on_failed(self, message: str) -> None:
-        self._close()
-        if message == "cancelled":
-            self.window.show_status("Export cancelled; files already written were kept.")
-            self.finished.emit("cancelled")
-            return
-        self.window.show_notice("error", f"Export failed: {message}")
-        self.finished.emit("failed")

@@ -2,7 +2,7 @@
 selected; the text-removal engine; the mask brush.
 
 Every change is one undoable edit: a block's style is a page edit (app.core.document.edits.set_style),
-the project default a ProjectStyleCommand. A field a block does not override shows the project's
+the project default a ProjectValueCommand. A field a block does not override shows the project's
 value; "Reset" drops the block's overrides.
 """
 from __future__ import annotations

@@ -16,11 +16,12 @@ import time
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
-from PySide6.QtGui import QAction, QActionGroup, QImage, QUndoCommand
+from PySide6.QtGui import QAction, QActionGroup, QImage
 from PySide6.QtWidgets import QMenu, QToolBar
 
 from app.render.style import TextStyle
 from app.ui.common.threads import track_pool
+from app.ui.editor.undo import ProjectValueCommand
 
 # numpy, OpenCV and the renderer load on the first render, not when the window opens
 
@@ -46,48 +47,6 @@ def options_for(mode: str, settings=None):
 
     options = translated_options(getattr(settings, "translation_target", ""))
     return replace(options, text="none") if mode == "cleaned" else options
-
-
-class ProjectStyleCommand(QUndoCommand):
-    """Change the project's default lettering style (undoable)."""
-
-    def __init__(self, controller: PageViews, before: TextStyle, after: TextStyle):
-        super().__init__("change the project's text style")
-        self.controller, self.before, self.after = controller, before, after
-
-    def redo(self) -> None:
-        self.controller.set_project_style(self.after)
-
-    def undo(self) -> None:
-        self.controller.set_project_style(self.before)
-
-
-class ProjectSizesCommand(QUndoCommand):
-    """Change the project's size harmonisation (each / one / few; undoable)."""
-
-    def __init__(self, controller: PageViews, before: str, after: str):
-        super().__init__("change the project's lettering sizes")
-        self.controller, self.before, self.after = controller, before, after
-
-    def redo(self) -> None:
-        self.controller.set_project_sizes(self.after)
-
-    def undo(self) -> None:
-        self.controller.set_project_sizes(self.before)
-
-
-class ProjectOutsideCommand(QUndoCommand):
-    """Change how the project letters text outside bubbles (captions, sound effects; undoable)."""
-
-    def __init__(self, controller: PageViews, before: dict, after: dict):
-        super().__init__("change how text outside bubbles is lettered")
-        self.controller, self.before, self.after = controller, dict(before), dict(after)
-
-    def redo(self) -> None:
-        self.controller.set_project_outside(self.after)
-
-    def undo(self) -> None:
-        self.controller.set_project_outside(self.before)
 
 
 OUTSIDE_TITLES = {"caption": "Captions (free text)", "sfx": "Sound effects"}
@@ -255,10 +214,12 @@ class PageViews(QObject):
     def push_project_outside(self, kind: str, policy: str) -> None:
         project = self.window.doc.project
         if project is not None and project.outside.get(kind) != policy:
-            self.window.undo_stack.push(ProjectOutsideCommand(self, project.outside, {**project.outside, kind: policy}))
+            self.window.undo_stack.push(ProjectValueCommand(
+                self.window.doc, self.set_project_outside, dict(project.outside), {**project.outside, kind: policy},
+                "change how text outside bubbles is lettered"))
 
     def set_project_outside(self, outside: dict) -> None:
-        """Called by ProjectOutsideCommand."""
+        """The project's policy for text outside bubbles changed (its undo command calls this)."""
         if self.window.doc.project is None:
             return
         self.window.doc.set_outside(outside)  # the menu follows (project_changed)
@@ -284,10 +245,11 @@ class PageViews(QObject):
     def push_project_sizes(self, sizes: str) -> None:
         project = self.window.doc.project
         if project is not None and sizes != project.sizes:
-            self.window.undo_stack.push(ProjectSizesCommand(self, project.sizes, sizes))
+            self.window.undo_stack.push(ProjectValueCommand(self.window.doc, self.set_project_sizes, project.sizes, sizes,
+                                                            "change the project's lettering sizes"))
 
     def set_project_sizes(self, sizes: str) -> None:
-        """Called by ProjectSizesCommand."""
+        """The project's size harmonisation changed (each / one / few; its undo command calls this)."""
         if self.window.doc.project is None:
             return
         self.window.doc.set_sizes(sizes)
@@ -433,7 +395,7 @@ class PageViews(QObject):
 
     # --- styles ------------------------------------------------------------------------------
     def set_project_style(self, style: TextStyle) -> None:
-        """Called by ProjectStyleCommand: the project's default changed."""
+        """The project's default lettering style changed (its undo command calls this)."""
         if self.window.doc.project is None:
             return
         self.window.doc.set_style(style)
@@ -449,7 +411,8 @@ class PageViews(QObject):
     def push_project_style(self, style: TextStyle) -> None:
         project = self.window.doc.project
         if project is not None and style != project.style:
-            self.window.undo_stack.push(ProjectStyleCommand(self, project.style, style))
+            self.window.undo_stack.push(ProjectValueCommand(self.window.doc, self.set_project_style, project.style, style,
+                                                            "change the project's text style"))
 
     def layer_of(self, block_id: str):
         """The current render's text layer of a block (None when not lettered or not rendered)."""

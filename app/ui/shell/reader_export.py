@@ -5,7 +5,6 @@ with a progress dialog and Cancel. The series' UUID the export gives readers is 
 project (saved with it), so a reader keeps its progress when the volume is exported again."""
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtWidgets import QFileDialog
 
 from app.errors import UserError
-from app.ui.common.background_export import ExportJob, ExportProgress, ExportSignals
+from app.ui.common.background_export import BackgroundExport
 from app.ui.common.threads import track_pool
 
 
@@ -28,12 +27,8 @@ class ReaderExporter(QObject):
         self.pool = track_pool(QThreadPool(self))
         self.pool.setObjectName("reader-export")
         self.pool.setMaxThreadCount(1)
-        self.signals = ExportSignals(self)
-        self.signals.progressed.connect(self._on_progress)
-        self.signals.finished.connect(self._on_finished)
-        self.signals.failed.connect(self._on_failed)
-        self.cancel = threading.Event()
-        self.progress = ExportProgress(self.cancel)
+        self.export = BackgroundExport(window, self.pool, self._on_finished)
+        self.export.finished.connect(self.finished)
         self.last_result = None
         menu = window.export_menu
         menu.addSeparator()
@@ -66,9 +61,7 @@ class ReaderExporter(QObject):
         w = self.window
         w.flush_editors()
         project = replace(w.doc.project, pages=list(w.doc.project.pages), glossary=list(w.doc.project.glossary))
-        self.cancel.clear()
         title = "Export for mokuro readers" if kind == "mokuro" else "Export the reader page"
-        self.progress.open(w, title, "Writing pages…", len(project.pages), 300)
         self.out, self.kind = out, kind
 
         def work(progress, cancel):
@@ -77,23 +70,17 @@ class ReaderExporter(QObject):
             export = mokuro.export_mokuro if kind == "mokuro" else mokuro.export_reader
             return export(project, out, progress=progress, cancel=cancel)
 
-        self.pool.start(ExportJob(self.signals, work, self.cancel))
+        self.export.start(title, "Writing pages…", len(project.pages), work)
 
     @property
     def dialog(self):
         """The progress dialog while an export runs (None when none does)."""
-        return self.progress.dialog
+        return self.export.dialog
 
     def stop(self, timeout_ms: int) -> bool:
         """At exit: cancel a running export and wait for it, at most `timeout_ms`."""
-        self.cancel.set()
+        self.export.cancel.set()
         return self.pool.waitForDone(timeout_ms)
-
-    def _on_progress(self, done: int, total: int, name: str) -> None:
-        self.progress.update(done, total, name)
-
-    def _close(self) -> None:
-        self.progress.close()
 
     def _keep_series_uuid(self, uuid: str) -> None:
         """The series' UUID goes into the open project: saved at once when nothing else is
@@ -113,7 +100,6 @@ class ReaderExporter(QObject):
             w.show_notice("warning", f"The series' UUID for mokuro readers could not be saved: {exc}")
 
     def _on_finished(self, result) -> None:
-        self._close()
         self.last_result = result
         if self.kind == "mokuro":
             self._keep_series_uuid(result.project.series_uuid)
@@ -128,13 +114,3 @@ class ReaderExporter(QObject):
                                f"skipped: {', '.join(n for n, _ in result.skipped[:5])}")
         self.window.show_status(f"Exported {what} to {self.out}{note}.")
         self.window.update_settings(export_dir=str(Path(self.out) if self.kind == "mokuro" else Path(self.out).parent))
-        self.finished.emit("done")
-
-    def _on_failed(self, message: str) -> None:
-        self._close()
-        if message == "cancelled":
-            self.window.show_status("Export cancelled; files already written were kept.")
-            self.finished.emit("cancelled")
-            return
-        self.window.show_notice("error", f"Export failed: {message}")
-        self.finished.emit("failed")

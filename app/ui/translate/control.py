@@ -20,9 +20,10 @@ from app.core.document import edits
 from app.errors import UserError
 from app.translate.base import GlossaryEntry
 from app.ui.editor.port import EditorWindow
+from app.ui.editor.undo import ProjectValueCommand
 from app.ui.translate.actions import build_actions
 from app.ui.translate.actions import key_state as _key_state
-from app.ui.translate.undo import GlossaryCommand, MemoryCommand, SelectionRunCommand
+from app.ui.translate.undo import SelectionRunCommand
 from app.ui.translate.worker import TranslateHost
 
 
@@ -189,12 +190,15 @@ class TranslationController(QObject):
     def set_memory(self, memory, text: str = "edit story memory") -> None:
         project = self.window.doc.project
         if project is not None and memory != project.memory:
-            self.window.undo_stack.push(MemoryCommand(self.window.doc, project.memory, memory, text))
+            doc = self.window.doc
+            self.window.undo_stack.push(ProjectValueCommand(doc, doc.set_memory, project.memory, memory, text))
 
     def set_glossary(self, entries) -> None:
         project = self.window.doc.project
         if project is not None and list(entries) != list(project.glossary):
-            self.window.undo_stack.push(GlossaryCommand(self.window.doc, project.glossary, list(entries)))
+            doc = self.window.doc
+            self.window.undo_stack.push(ProjectValueCommand(doc, doc.set_glossary, list(project.glossary),
+                                                            list(entries), "edit glossary"))
 
     # --- runs -------------------------------------------------------------------------------
     def busy(self) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -27,22 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.translate.memory import Character, StoryMemory, Term
 from app.ui.editor.items import overlay_font
-
-
-class ProjectValueCommand(QUndoCommand):
-    """A project-wide value replaced through one of the DocumentModel's setters."""
-
-    def __init__(self, doc, setter: str, before, after, text: str):
-        super().__init__(text)
-        self.doc, self.project, self.setter, self.before, self.after = doc, doc.project, setter, before, after
-
-    def redo(self) -> None:
-        if self.doc.project is self.project:
-            getattr(self.doc, self.setter)(self.after)
-
-    def undo(self) -> None:
-        if self.doc.project is self.project:
-            getattr(self.doc, self.setter)(self.before)
+from app.ui.editor.undo import ProjectValueCommand
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -191,7 +175,7 @@ class MemoryPanel(QWidget):
         """Replace the project's memory as one undoable step (no-op when unchanged)."""
         if self.doc.project is None or memory == self.memory:
             return False
-        self.undo_stack.push(ProjectValueCommand(self.doc, "set_memory", self.memory, memory, text))
+        self.undo_stack.push(ProjectValueCommand(self.doc, self.doc.set_memory, self.memory, memory, text))
         return True
 
     def _on_table_edited(self, *_args) -> None:
@@ -246,6 +230,6 @@ class MemoryPanel(QWidget):
         if not chosen or self.doc.project is None:
             return 0
         before = list(self.doc.project.dismissed_proposals)
-        self.undo_stack.push(ProjectValueCommand(self.doc, "set_dismissed", before, before + chosen,
+        self.undo_stack.push(ProjectValueCommand(self.doc, self.doc.set_dismissed, before, before + chosen,
                                                  "dismiss glossary proposal"))
         return len(chosen)

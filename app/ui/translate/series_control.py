@@ -19,8 +19,9 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.core.document import edits
 from app.errors import UserError
+from app.ui.editor.undo import ProjectValueCommand
 from app.ui.translate.check_panel import CheckPanel
-from app.ui.translate.memory_panel import MemoryPanel, ProjectValueCommand
+from app.ui.translate.memory_panel import MemoryPanel
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +92,12 @@ class SeriesControl(QObject):
             stack, doc = self.window.undo_stack, self.window.doc
             stack.beginMacro("take what the series knows")
             if probe.glossary != project.glossary:
-                stack.push(ProjectValueCommand(doc, "set_glossary", list(project.glossary), list(probe.glossary),
+                stack.push(ProjectValueCommand(doc, doc.set_glossary, list(project.glossary), list(probe.glossary),
                                                "series glossary"))
             if probe.memory != project.memory:
-                stack.push(ProjectValueCommand(doc, "set_memory", project.memory, probe.memory, "series memory"))
+                stack.push(ProjectValueCommand(doc, doc.set_memory, project.memory, probe.memory, "series memory"))
             if probe.style != project.style:
-                stack.push(ProjectValueCommand(doc, "set_style", project.style, probe.style, "series style"))
+                stack.push(ProjectValueCommand(doc, doc.set_style, project.style, probe.style, "series style"))
             stack.endMacro()
             self.window.show_status(f"A new volume of the series {series.path}: its glossary ({len(probe.glossary)} "
                                "term(s)), story memory and style were taken.")

@@ -1,5 +1,5 @@
-"""The translation room's undo commands: a selection run's pages (merged into one step), the
-project's glossary, the project's story memory."""
+"""The translation room's own undo command: a selection run's pages (merged into one step). The
+glossary and the story memory are project values (app.ui.editor.undo.ProjectValueCommand)."""
 from __future__ import annotations
 
 from PySide6.QtGui import QUndoCommand
@@ -47,35 +47,3 @@ class SelectionRunCommand(QUndoCommand):
             self.doc.set_page(before, reveal=True)
         if self.memory is not None:
             self.doc.set_memory(self.memory[0])
-
-
-class GlossaryCommand(QUndoCommand):
-    """The project's glossary replaced (undoable like page edits)."""
-
-    def __init__(self, doc, before: list, after: list):
-        super().__init__("edit glossary")
-        self.doc, self.project, self.before, self.after = doc, doc.project, list(before), list(after)
-
-    def redo(self) -> None:
-        if self.doc.project is self.project:
-            self.doc.set_glossary(self.after)
-
-    def undo(self) -> None:
-        if self.doc.project is self.project:
-            self.doc.set_glossary(self.before)
-
-
-class MemoryCommand(QUndoCommand):
-    """The project's story memory replaced (a run's proposals, or an edit in the Memory panel)."""
-
-    def __init__(self, doc, before, after, text: str = "edit story memory"):
-        super().__init__(text)
-        self.doc, self.project, self.before, self.after = doc, doc.project, before, after
-
-    def redo(self) -> None:
-        if self.doc.project is self.project:
-            self.doc.set_memory(self.after)
-
-    def undo(self) -> None:
-        if self.doc.project is self.project:
-            self.doc.set_memory(self.before)
