@@ -12,6 +12,7 @@
     hayai-desktop check ...                               consistency check (app/commands/check.py)
     hayai-desktop import-script ...                       a script edited in a spreadsheet (app/commands/import_script.py)
     hayai-desktop eval-translation ...                    translations against references (app/commands/eval_translation.py)
+    hayai-desktop adapt ...                               teach the OCR a series' corrections (app/commands/adapt.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
@@ -39,6 +40,7 @@ SUBCOMMANDS = {
     "import-script": "app.commands.import_script",
     "check": "app.commands.check",
     "eval-translation": "app.commands.eval_translation",
+    "adapt": "app.commands.adapt",
 }
 
 
