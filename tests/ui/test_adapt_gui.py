@@ -12,11 +12,13 @@ from tests.test_adapt import _samples, _volume
 
 
 def _answer_report(w, qtbot) -> str:
-    box = []
-    qtbot.waitUntil(lambda: box.extend(b for b in w.findChildren(QMessageBox) if b.isVisible()) or box,
-                    timeout=10000)
-    text = box[0].text()
-    box[0].button(QMessageBox.StandardButton.Ok).click()
+    def shown():
+        return [b for b in w.findChildren(QMessageBox) if b.isVisible()]
+
+    qtbot.waitUntil(lambda: bool(shown()), timeout=10000)
+    box = shown()[0]
+    text = box.text()
+    box.button(QMessageBox.StandardButton.Ok).click()
     return text
 
 
