@@ -176,7 +176,7 @@ def _run_models_help_menus(w, a: SimpleNamespace, mb) -> None:
     m = mb.addMenu("&Run")
     m.addActions([a.run_page, a.run_all, a.cancel, a.draw])
 
-    m = w.series_menu = mb.addMenu("&Series")
+    m = mb.addMenu("&Series")
     for action in w.adapting.actions():
         m.addSeparator() if action is None else m.addAction(action)
 
