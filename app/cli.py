@@ -14,6 +14,7 @@
     hayai-desktop eval-translation ...                    translations against references (app/commands/eval_translation.py)
     hayai-desktop serve ...                               the local HTTP API (app/service/serve_command.py)
     hayai-desktop mcp ...                                 the MCP server for agents (app/service/mcp_command.py)
+    hayai-desktop adapt ...                               teach the OCR a series' corrections (app/commands/adapt.py)
 
 Each subcommand lives in its own module under app.commands with `add_parser(subparsers)` and a
 `run(args) -> int`. Errors a user can fix raise `UserError`: one clear line on stderr, exit 2,
@@ -43,6 +44,7 @@ SUBCOMMANDS = {
     "eval-translation": "app.commands.eval_translation",
     "serve": "app.service.serve_command",  # the service's faces sit above the commands they reuse
     "mcp": "app.service.mcp_command",
+    "adapt": "app.commands.adapt",
 }
 
 

@@ -67,7 +67,7 @@ def test_each_past_shape_of_the_project_file_opens_and_saves_in_the_current_one(
     assert project.read_only is None
     saved = save_project(project, tmp_path / "new.json")
     written = json.loads(saved.read_text(encoding="utf-8"))
-    assert (written["version"], written["minor"]) == (1, 4)
+    assert (written["version"], written["minor"]) == (1, 5)
     # text outside bubbles: lettered in place, as every build before 1.3 did
     assert project.outside == {"caption": "translate", "sfx": "translate"} and "outside" not in written
     assert project.outside_policy(block.kind) == "translate"
@@ -103,7 +103,7 @@ def test_unknown_keys_of_a_newer_minor_version_survive_an_edit_and_a_save(tmp_pa
     assert written["pages"][0]["rotation"] == 90
     block = written["pages"][0]["blocks"][0]
     assert block["furigana"] == [{"base": "先輩", "ruby": "せんぱい"}] and block["text"] == "new text"
-    assert (written["version"], written["minor"]) == (1, 4)
+    assert (written["version"], written["minor"]) == (1, 5)
 
 
 def test_a_newer_major_version_opens_read_only_and_is_never_written_over(tmp_path):

@@ -20,6 +20,8 @@ def add_model_options(parser) -> None:
                              "bf16, fp16 (GPU) or int8 (CPU)")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="crops decoded together (default: the recognizer's choice for the device)")
+    parser.add_argument("--adapter", default="", metavar="FILE",
+                        help="read with an OCR adapter made by `hayai-desktop adapt` (for the same --model)")
 
 
 def add_detector_options(parser) -> None:
@@ -47,7 +49,7 @@ def spec_for(args) -> PipelineSpec:
                                 batch_size=args.batch_size,  # None: the recognizer's policy, as in the GUI
                                 imgsz=args.imgsz, conf=args.conf)
     return PipelineSpec(model=args.model, detector=args.detector, device=args.device, settings=settings,
-                        precision=getattr(args, "precision", "auto"))
+                        precision=getattr(args, "precision", "auto"), adapter=getattr(args, "adapter", ""))
 
 
 def load_pipeline_for(args):
@@ -99,4 +101,5 @@ class ProgressLine:
 def load_recognizer_for(args):
     from app.ocr.recognizer import load_recognizer
 
-    return load_recognizer(args.model, device=args.device, precision=getattr(args, "precision", "auto"))
+    return load_recognizer(args.model, device=args.device, precision=getattr(args, "precision", "auto"),
+                           adapter=getattr(args, "adapter", "") or None)

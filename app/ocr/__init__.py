@@ -11,10 +11,11 @@ from __future__ import annotations
 PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # app.ocr.precision explains each
 
 
-def load_recognizer(path_or_name="nova", device: str = "auto", precision: str = "auto"):
+def load_recognizer(path_or_name="nova", device: str = "auto", precision: str = "auto", adapter=None):
+    """adapter: an app.ocr.adapt.Adapter or its file (None: the model as published)."""
     from app.ocr.recognizer import load_recognizer as _load
 
-    return _load(path_or_name, device, precision)
+    return _load(path_or_name, device, precision, adapter)
 
 
 def __getattr__(name):

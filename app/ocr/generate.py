@@ -68,14 +68,21 @@ def vision_features(model: HayaiModel, batch: PixelBatch) -> torch.Tensor:
 
 @torch.no_grad()
 def encode_prefix(model: HayaiModel, batch: PixelBatch) -> Prefix:
-    cfg = model.cfg
-    device = model.device
-    batch = batch.to(device)
+    batch = batch.to(model.device)
     with record_function("hayai.vision_tower"):
         feats = vision_features(model, batch)  # (B, N, C)
+    return project_features(model, feats, batch.spatial_shapes)
+
+
+def project_features(model: HayaiModel, feats: torch.Tensor, spatial_shapes: torch.Tensor) -> Prefix:
+    """The vision tower's features (B, N, C) of crops with these patch grids (B, 2) -> the
+    decoder's prefix. Apart from the tower so that adapting (app.ocr.adapt) can run the tower
+    once per crop and the projector with gradients."""
+    cfg = model.cfg
+    device = feats.device
     B, N, C = feats.shape
     freqs = rope_frequencies(cfg, device)
-    shapes = batch.spatial_shapes.tolist()
+    shapes = spatial_shapes.tolist()
     if cfg.projector == "mlp":
         # every one of the N tokens, padding included, goes into the prefix (as trained)
         idx = torch.arange(N, device=device)
@@ -238,6 +245,15 @@ def greedy(model: HayaiModel, batch: PixelBatch, bos_id: int, stop_ids: tuple[in
     tokens removed. Finished rows leave the batch as it goes."""
     started = CpuShare()
     prefix = encode_prefix(model, batch)
+    return greedy_prefix(model, prefix, bos_id, stop_ids, max_new_tokens, repetition_penalty, cancel, started)
+
+
+@torch.no_grad()
+def greedy_prefix(model: HayaiModel, prefix: Prefix, bos_id: int, stop_ids: tuple[int, ...],
+                  max_new_tokens: int = 128, repetition_penalty: float = 1.0,
+                  cancel: Callable[[], bool] | None = None, started: CpuShare | None = None) -> list[list[int]]:
+    """`greedy` from a prefix already encoded (adapting decodes cached features again and again)."""
+    started = started or CpuShare()
     B = prefix.embeds.shape[0]
     device = prefix.embeds.device
     results: list[list[int]] = [[] for _ in range(B)]

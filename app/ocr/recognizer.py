@@ -61,15 +61,53 @@ class Recognizer:
     def __init__(self, model, tokenizer, device: torch.device, name: str, folder: Path | None = None,
                  precision: str = "fp32", requested_precision: str | None = None):
         self.model = model
-        self.tokenizer = tokenizer
+        self._base_tokenizer = tokenizer
+        self._adapted_tokenizer = None
         self._device = device
-        self.name = name
+        self.base_name = name
+        self.adapter = None  # app.ocr.adapt.Adapter on the model, or None
+        self.adapted = False  # the adapter is switched on
         self.folder = folder
         self.variant = model.cfg.variant
         self.precision = precision
         self.requested_precision = requested_precision or precision
         self.fallback_reason = ""
         self.on_fallback: Callable[[str], None] | None = None
+
+    @property
+    def tokenizer(self):
+        return self._adapted_tokenizer if self.adapted else self._base_tokenizer
+
+    @property
+    def name(self) -> str:
+        """The model's name, and what it is adapted to while the adapter is on (blocks record it)."""
+        if self.adapted and self.adapter is not None:
+            return f"{self.base_name} + adapted to {self.adapter.name or 'corrections'}"
+        return self.base_name
+
+    def use_adapter(self, adapter) -> None:
+        """Put an adapter (app.ocr.adapt.Adapter) on the model and switch it on. ModelError when it
+        was made for another base model, or when one is on already."""
+        from app.ocr import adapt
+
+        if self.adapter is not None:
+            raise ModelError(f"{self.base_name} already has an adapter on; load the model again to use another")
+        if self.folder is None:
+            raise ModelError("this model has no folder, so its identity cannot be checked against the adapter")
+        adapter.check_base(adapt.model_sha256(self.folder), self.base_name)
+        self._adapted_tokenizer = adapt.load_into(self.model, self._base_tokenizer, adapter)
+        self.adapter = adapter
+        self.adapted = True
+
+    def set_adapted(self, on: bool) -> None:
+        """Switch the adapter on or off (off: the base model exactly)."""
+        from app.ocr import adapt
+
+        if self.adapter is None:
+            self.adapted = False
+            return
+        adapt.set_adapters_enabled(self.model, on)
+        self.adapted = bool(on)
 
     @property
     def device(self) -> str:
@@ -190,9 +228,11 @@ def resolve_model_path(path_or_name) -> Path:
     return path
 
 
-def load_recognizer(path_or_name="nova", device: str = "auto", precision: str = "auto") -> Recognizer:
+def load_recognizer(path_or_name="nova", device: str = "auto", precision: str = "auto",
+                    adapter=None) -> Recognizer:
     """Load a Hayai checkpoint folder (or a model-store name) onto a device, in a precision
-    (app.ocr.precision.PRECISIONS; "auto" picks per device). A model that does not fit on the
+    (app.ocr.precision.PRECISIONS; "auto" picks per device), with an adapter (app.ocr.adapt: an
+    Adapter or its file) when given. A model that does not fit on the
     device it was sent to is moved back whole and runs on the CPU (`fallback_reason` says why)."""
     folder = resolve_model_path(path_or_name)
     target = resolve_device(device)
@@ -218,4 +258,8 @@ def load_recognizer(path_or_name="nova", device: str = "auto", precision: str = 
     rec = Recognizer(model, tokenizer, target, name=folder.name, folder=folder, precision=mode,
                      requested_precision=precision)
     rec.fallback_reason = reason
+    if adapter:
+        from app.ocr.adapt import Adapter
+
+        rec.use_adapter(adapter if isinstance(adapter, Adapter) else Adapter.load(adapter))
     return rec

@@ -200,6 +200,11 @@ def read_again(old: Page, new: Page) -> Page:
     return replace(new.with_blocks(ordered), order_by_hand=True, order_check=None)
 
 
+def set_checked(page: Page, checked: bool = True) -> Page:
+    """Mark the page's text checked by the user (or take the mark away)."""
+    return replace(page, checked=bool(checked))
+
+
 def move_block(page: Page, block_id: str, new_index: int) -> Page:
     """Move one block to a 0-based position in the reading order."""
     ids = [b.id for b in page.blocks]

@@ -126,6 +126,9 @@ class Page:
     # "check the order": why the reading order may be wrong (app.detect.confidence's doubt, in
     # words) when the rules were not sure of it; None: no mark. A renumbering by hand clears it.
     order_check: str | None = None
+    # the user checked the page's text ("Mark page checked"): its blocks' texts, edited or left as
+    # read, are what the page says (app.core.reading.corrections: confirmations for adapting the OCR)
+    checked: bool = False
     extra: dict | None = field(default=None, compare=False, repr=False)  # unknown keys, kept (Block.extra)
 
     @property

@@ -2,9 +2,9 @@
 autosave and the edit journal (app.core.project.journal, which writes single pages and the
 project's own fields). Reading is strict and names the file and field of a damage.
 
-File format (JSON, UTF-8), schema version 1.4 (see docs/export-format.md; versions, migrations and
+File format (JSON, UTF-8), schema version 1.5 (see docs/export-format.md; versions, migrations and
 unknown keys: app.core.project.versioning):
-    {"format": "hayai-desktop-project", "version": 1, "minor": 4, "app_version": str, "saved_at": ISO-8601,
+    {"format": "hayai-desktop-project", "version": 1, "minor": 5, "app_version": str, "saved_at": ISO-8601,
      "source": absolute path, "order": "rtl"|"ltr",
      "pages": [{"name", "width", "height", "processed", "error",
                 "blocks": [{"id", "order", "kind", "box": [x0, y0, x1, y1],
@@ -26,7 +26,8 @@ lettered (app.core.document.types.OUTSIDE_POLICIES); absent: both translated in 
 A page may also hold "sizes" (its own size harmonisation; absent = the project's).
 A page's "order_by_hand": true (written only when so) says the user renumbered its blocks; its
 "order_check" (1.4; a string, written only when set) says why its reading order may be wrong
-("check the order": the layout rules were not sure of it).
+("check the order": the layout rules were not sure of it). Its "checked": true (1.5, written only
+when so) says the user checked the page's text.
 "machine_translation", "translator", "machine_flag", "glossary", "style" and "mask_edits" are optional (files
 saved before machine translation and translated pages load with them empty / the defaults; the
 migration from 1.0 fills them in). Keys this build does not know, at the top, in a page or in a
@@ -53,14 +54,15 @@ from app.translate.memory import StoryMemory, memory_from_dict, memory_to_dict
 
 FORMAT = "hayai-desktop-project"
 SCHEMA_VERSION = 1
-SCHEMA_MINOR = 4  # 1.2: "sizes" (the project's and a page's size harmonisation); 1.3: "outside", kinds caption / sfx;
-# 1.4: a page's "order_check"
+SCHEMA_MINOR = 5  # 1.2: "sizes" (the project's and a page's size harmonisation); 1.3: "outside", kinds caption / sfx;
+# 1.4: a page's "order_check"; 1.5: a page's "checked"
 
 
 _TOP_KEYS = ("format", "version", "minor", "app_version", "saved_at", "source", "order", "style", "glossary",
              "series_uuid", "volume_uuid", "pages", "sizes", "memory",
              "dismissed_proposals", "outside")
-_PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "order_check", "blocks", "sizes")
+_PAGE_KEYS = ("name", "width", "height", "processed", "error", "order_by_hand", "order_check", "checked", "blocks",
+              "sizes")
 _BLOCK_KEYS = tuple(f.name for f in fields(Block) if f.name != "extra")
 
 
@@ -114,6 +116,7 @@ def page_to_dict(page: Page) -> dict:
         "processed": page.processed, "error": page.error,
         **({"order_by_hand": True} if page.order_by_hand else {}),
         **({"order_check": page.order_check} if page.order_check else {}),
+        **({"checked": True} if page.checked else {}),
         "blocks": [block_to_dict(b) for b in page.blocks],
     }
     if page.sizes is not None:
@@ -318,6 +321,7 @@ class _Reader:
             sizes=self.sizes(data, where),
             order_by_hand=self.flag(data, "order_by_hand", where),
             order_check=self.text(data, "order_check", where, optional=True) or None,
+            checked=self.flag(data, "checked", where),
             extra=unknown_keys(data, _PAGE_KEYS) or None,
         )
 

@@ -23,26 +23,34 @@ DEFAULT_DETECTOR = DEFAULTS["detector"]
 class PipelineSpec:
     """model / detector: a model-store name or a path; device: auto | cpu | cuda | mps;
     precision: the OCR model's (app.ocr.PRECISIONS; auto: per device);
-    settings: the pipeline's settings (patches, tokens, order, detector size and threshold...)."""
+    settings: the pipeline's settings (patches, tokens, order, detector size and threshold...);
+    adapter: an OCR adapter file (app.ocr.adapt) the recognizer reads with ("" = none; on Ray
+    workers the path must be readable where they run, as a model path must)."""
 
     model: str = DEFAULTS["ocr"]
     detector: str = DEFAULT_DETECTOR
     device: str = "auto"
     settings: PipelineSettings = PipelineSettings()
     precision: str = "auto"
+    adapter: str = ""
 
     def portable(self) -> PipelineSpec:
         """This spec with model and detector paths made absolute (store names as their manifest
         name), for workers whose working folder is not this one."""
-        return replace(self, model=_model_identity(self.model), detector=_model_identity(self.detector))
+        adapter = str(Path(os.path.abspath(os.path.expanduser(self.adapter)))) if self.adapter else ""
+        return replace(self, model=_model_identity(self.model), detector=_model_identity(self.detector),
+                       adapter=adapter)
 
     def output_settings(self) -> dict:
         """The settings that decide what the pipeline writes (not where or how fast it runs):
         models as store names or absolute paths, patches, tokens, order, imgsz, conf."""
         s = self.settings
-        return {"model": _model_identity(self.model), "detector": _model_identity(self.detector),
-                "patches": s.patches, "max_new_tokens": s.max_new_tokens, "order": s.order, "imgsz": s.imgsz,
-                "conf": s.conf}
+        out = {"model": _model_identity(self.model), "detector": _model_identity(self.detector),
+               "patches": s.patches, "max_new_tokens": s.max_new_tokens, "order": s.order, "imgsz": s.imgsz,
+               "conf": s.conf}
+        if self.adapter:  # only when set: a run without one keeps the settings it always had
+            out["adapter"] = self.portable().adapter
+        return out
 
 
 def _model_identity(name_or_path: str) -> str:
@@ -66,5 +74,6 @@ def load_pipeline(spec: PipelineSpec) -> Pipeline:
     from app.ocr.recognizer import load_recognizer
 
     detector = load_detector(spec.detector, device=spec.device)
-    recognizer = load_recognizer(spec.model, device=spec.device, precision=spec.precision)
+    recognizer = load_recognizer(spec.model, device=spec.device, precision=spec.precision,
+                                 adapter=spec.adapter or None)
     return Pipeline(detector, recognizer, spec.settings)

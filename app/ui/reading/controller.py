@@ -40,6 +40,8 @@ class ReadingController(QObject):
         self.run_stats = RunStats(0)  # counts and estimates of the current run (app.ui.reading.run_stats)
         self._preload_started = False
         self._models: tuple | None = None  # the models configured: a change clears their failure's notice
+        self.adapter_path = ""  # the OCR adapter read with (app.ui.reading.adapt_control), "" = none
+        self.adapted = True
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.hide()
@@ -67,7 +69,8 @@ class ReadingController(QObject):
         self._models = models
         self.host.configure(WorkerConfig(model=s.model, detector=s.detector, device=s.device,
                                          precision=s.precision, patches=s.patches, order=s.order,
-                                         overrides=dict(overrides)))
+                                         overrides=dict(overrides), adapter=self.adapter_path,
+                                         adapted=self.adapted))
 
     def preload_once(self) -> None:
         """At the window's first show: imports and model loads start in the worker at once."""

@@ -33,11 +33,13 @@ class WorkerConfig:
     patches: int = 384
     order: str = "rtl"
     overrides: dict = field(default_factory=dict)  # other PipelineSettings fields (conf, imgsz, ...)
+    adapter: str = ""  # an OCR adapter file (app.ocr.adapt) for the model, "" = none
+    adapted: bool = True  # read with the adapter (False: the model as published)
 
 
 @dataclass(frozen=True)
 class Request:
-    """One unit of work; `kind` is pages | region | blocks."""
+    """One unit of work; `kind` is pages | region | blocks | adapt (source_path: what is adapted)."""
 
     req_id: int
     kind: str
@@ -60,6 +62,8 @@ class Worker(QObject):
     progressed = Signal(int, object)  # request id, PipelineProgress
     finished = Signal(int, str)  # request id, "done" | "cancelled" | "failed"
     failed = Signal(int, str)  # request id, message for the user
+    adapt_progressed = Signal(int, str, int, int)  # request id, stage, done, total
+    adapt_done = Signal(int, object, str)  # request id, app.ocr.adapt.AdaptResult, the adapter's path ("" = none)
 
     def __init__(self):
         super().__init__()
@@ -110,6 +114,8 @@ class Worker(QObject):
                 self._run_region(request, cancel)
             elif request.kind == "blocks":
                 self._run_blocks(request, cancel)
+            elif request.kind == "adapt":
+                self._run_adapt(request, cancel)
             else:
                 raise ValueError(f"unknown request kind {request.kind!r}")
         except Cancelled:
@@ -126,7 +132,7 @@ class Worker(QObject):
     # --- models -----------------------------------------------------------------------------
     def _recognizer_for(self):
         c = self.config
-        key = (c.model, c.device, c.precision)
+        key = (c.model, c.device, c.precision, c.adapter)
         if self._recognizer is None or self._loaded_key != key:
             if not c.model:
                 raise UserError("No OCR model chosen: download Hayai v2.5 Nova or choose a model "
@@ -135,11 +141,16 @@ class Worker(QObject):
             from app.ocr import load_recognizer
 
             self._recognizer = None
-            self._recognizer = load_recognizer(c.model, device=c.device, precision=c.precision)
+            self._recognizer = load_recognizer(c.model, device=c.device, precision=c.precision,
+                                               adapter=c.adapter or None)
             self._recognizer.on_fallback = self._on_ocr_fallback
             self._loaded_key = key
             if self._recognizer.fallback_reason:  # it did not fit on the GPU at load time
                 self._on_ocr_fallback(self._recognizer.fallback_reason)
+            self._recognizer.set_adapted(c.adapted)
+            self._announce()
+        elif self._recognizer.adapter is not None and self._recognizer.adapted != c.adapted:
+            self._recognizer.set_adapted(c.adapted)  # the toggle: no reload
             self._announce()
         return self._recognizer
 
@@ -253,6 +264,29 @@ class Worker(QObject):
             raise Cancelled()
         blocks = pipeline.read_blocks(image, list(req.blocks), cancel=cancel.is_set)
         self.blocks_read.emit(req.req_id, req.names[0], list(blocks))
+
+
+    def _run_adapt(self, req: Request, cancel: threading.Event) -> None:
+        """Adapt the model (as published, in FP32) to the corrections of the series or volume at
+        req.source_path (app.core.reading.corrections.run_adapt); the recognizer in use is left
+        as it is."""
+        from app.core.reading.corrections import run_adapt
+        from app.ocr import load_recognizer
+
+        c = self.config
+        if not c.model:
+            raise UserError("No OCR model chosen: choose one before teaching it (Models > Model manager).")
+        self.adapt_progressed.emit(req.req_id, "loading", 0, 0)
+        base = load_recognizer(c.model, device=c.device, precision="fp32")
+
+        def progress(stage, done, total):
+            now = time.monotonic()
+            if now - self._last_progress > 0.05 or done == total:
+                self._last_progress = now
+                self.adapt_progressed.emit(req.req_id, stage, done, total)
+
+        result, path = run_adapt(req.source_path, base, progress=progress, cancel=cancel.is_set)
+        self.adapt_done.emit(req.req_id, result, str(path) if path else "")
 
 
 class ReadingHost(WorkerHost):

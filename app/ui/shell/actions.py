@@ -176,6 +176,10 @@ def _run_models_help_menus(w, a: SimpleNamespace, mb) -> None:
     m = mb.addMenu("&Run")
     m.addActions([a.run_page, a.run_all, a.cancel, a.draw])
 
+    m = mb.addMenu("&Series")
+    for action in w.adapting.actions():
+        m.addSeparator() if action is None else m.addAction(action)
+
     m = mb.addMenu("&Models")
     m.addAction("Model manager…", w.slots.action_model_manager)
     m.addAction("Choose OCR model folder…", w.slots.action_choose_model_folder)

@@ -32,6 +32,7 @@ from app.ui.editor.undo_keys import UndoKeyRouter
 from app.ui.models.choice import ModelChoice
 from app.ui.reading import device_status
 from app.ui.reading import order_check as order_check_ui
+from app.ui.reading.adapt_control import AdaptController
 from app.ui.reading.controller import ReadingController
 from app.ui.script import controller as script_ui
 from app.ui.shell import actions, window_layout
@@ -133,6 +134,7 @@ class MainWindow(QMainWindow):
         self.reading = ReadingController(self, self)  # runs, drawn boxes, re-reads, the device in use
         self.host = self.reading.host  # the reading worker's registry of live requests
         self.progress, self.device_label = self.reading.progress, self.reading.device_label
+        self.adapting = AdaptController(self, self.reading, self)  # Series > Teach the OCR my corrections
         self.statusBar().addWidget(self.status_label, 1)
         self.warning_button = log_bridge.install(self)  # the app's warnings, from any thread
         self.statusBar().addPermanentWidget(self.progress)
@@ -259,6 +261,8 @@ class MainWindow(QMainWindow):
         self.notice.dismiss()
 
     def show_project(self, source: str) -> None:
+        self.adapting.source_opened()  # the volume's OCR adapter, if it has one
+        self.configure_worker()
         self.page_list.set_pages(source, self.doc.project.pages)
         self.show_page(self.doc.project.pages[0].name)
 
@@ -283,6 +287,7 @@ class MainWindow(QMainWindow):
         self.view.set_image(image)
         self.view.show_page(page)
         self.panel.set_page(page)
+        self.adapting.page_shown(page)
         if image is None:
             self.images.request(self.doc.source, name)
         else:
@@ -314,6 +319,7 @@ class MainWindow(QMainWindow):
         if name == self.current:
             self.view.show_page(page)
             self.panel.set_page(page)
+            self.adapting.page_shown(page)
             if page.error:
                 self.show_notice("error", f"{page.name}: {page.error}")
 

@@ -1,0 +1,235 @@
+"""What the user's corrections teach the OCR: the training data of a series or a volume, and
+the adapting run the window and `hayai-desktop adapt` share (app.ocr.adapt does the learning).
+
+- A **correction** is a block whose text the user changed (`Block.text`, the model's own text
+  kept in `Block.ocr_text`).
+- A **confirmation** is a block on a page the user marked checked (`Page.checked`) whose text
+  was left as read: what the model already reads right, and must keep reading right.
+- The crop is taken as the reading takes it (`app.detect.blocks.crop`, the same padding) and
+  read at the block's patch budget.
+
+A series' data are the corrections of all its volumes: the volumes with a saved project in the
+series' folder (where its `.hayai-series.json` is) or up to two folders below it, the places a
+volume finds its series file from. A volume without a series keeps its own.
+
+Where the adapter goes (a file the user owns; deleting it undoes the adapting):
+`hayai-ocr-adapter.safetensors` in the series' folder, or beside the volume's project file
+(`<project file>.ocr-adapter.safetensors`). `find_adapter(source)` finds a volume's: its own
+first, else the first in the folder holding the volume and up to two folders above it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.document.types import Project
+from app.core.project.files import load_project, open_project
+from app.core.project.paths import find_project_file
+from app.errors import UserError
+
+ADAPTER_FILE = "hayai-ocr-adapter.safetensors"
+PROJECT_ADAPTER_SUFFIX = ".ocr-adapter.safetensors"
+SERIES_FILE = ".hayai-series.json"  # the series file's name (app.core.translation.series, a room above this one)
+LEVELS = 2  # folders between a series' folder and the folder holding a volume
+ARCHIVES = (".cbz", ".zip")
+
+
+@dataclass(frozen=True)
+class Correction:
+    volume: str  # the source's path
+    page: str
+    block: str
+    box: tuple[float, float, float, float]
+    text: str  # what the block says (the user's text, or the confirmed reading)
+    read: str  # what the model read
+    patches: int | None
+    confirmation: bool = False
+
+
+def corrections_of(project: Project) -> list[Correction]:
+    """The corrections and confirmations of one volume, in page and reading order."""
+    out = []
+    for page in project.pages:
+        if page.error:
+            continue
+        for b in page.blocks:
+            if b.edited and b.text and b.text.strip():
+                out.append(Correction(project.source, page.name, b.id, b.box, b.text, b.ocr_text, b.patches))
+            elif page.checked and not b.edited and b.display_text.strip():
+                out.append(Correction(project.source, page.name, b.id, b.box, b.display_text, b.ocr_text,
+                                      b.patches, confirmation=True))
+    return out
+
+
+@dataclass
+class Target:
+    """What is adapted: its volumes' projects, its name, and where its adapter goes."""
+
+    name: str
+    projects: list[Project]
+    adapter_path: Path
+
+
+def _is_series_file(path: Path) -> bool:
+    if path.name == SERIES_FILE:
+        return True
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig")).get("format") == "hayai-desktop-series"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _is_project_file(path: Path) -> bool:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("format") == "hayai-desktop-project"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _volumes_in(folder: Path, depth: int) -> list[Path]:
+    """Sources with a saved project in `folder` and up to `depth` folders below (a volume's own
+    folder is not searched further)."""
+    found = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_file() and entry.suffix.lower() in ARCHIVES:
+            if find_project_file(entry) is not None:
+                found.append(entry)
+        elif entry.is_dir():
+            if find_project_file(entry) is not None:
+                found.append(entry)
+            elif depth > 0:
+                found += _volumes_in(entry, depth - 1)
+    return found
+
+
+def _project_of(source: Path) -> Project:
+    return open_project(source)
+
+
+def resolve_target(path: str | os.PathLike) -> Target:
+    """A series file or its folder, a project file, or a volume (folder or archive) -> Target.
+    UserError when it holds no saved project."""
+    path = Path(os.path.abspath(os.fspath(path)))
+    if not path.exists():
+        raise UserError(f"{path}: no such file or folder. Give a series file, a series folder, a project file "
+                        "or a volume.")
+    if path.is_file() and path.suffix.lower() == ".json":
+        if _is_series_file(path):
+            return _series_target(path.parent)
+        if _is_project_file(path):
+            project = load_project(path)
+            return Target(Path(project.source).name, [project], path.with_name(path.name + PROJECT_ADAPTER_SUFFIX))
+        raise UserError(f"{path}: neither a series file nor a project file.")
+    project_file = find_project_file(path)
+    if project_file is not None:
+        return Target(path.stem if path.is_file() else path.name, [_project_of(path)],
+                      project_file.with_name(project_file.name + PROJECT_ADAPTER_SUFFIX))
+    if path.is_dir():
+        return _series_target(path)
+    raise UserError(f"{path}: this volume has no saved project yet: open it, read it and correct some blocks "
+                    "first.")
+
+
+def _series_target(folder: Path) -> Target:
+    volumes = _volumes_in(folder, LEVELS)
+    if not volumes:
+        raise UserError(f"{folder}: no volume with a saved project here or up to {LEVELS} folders below. Open the "
+                        "series' volumes, correct some blocks and save.")
+    return Target(folder.name, [_project_of(v) for v in volumes], folder / ADAPTER_FILE)
+
+
+def find_adapter(source: str | os.PathLike) -> Path | None:
+    """The adapter a volume reads with: its own (beside its project file), else the first one in
+    the folder holding the volume or up to LEVELS folders above; None when there is none."""
+    source = Path(os.path.abspath(os.fspath(source)))
+    project_file = find_project_file(source)
+    if project_file is not None:
+        own = project_file.with_name(project_file.name + PROJECT_ADAPTER_SUFFIX)
+        if own.is_file():
+            return own
+    folder = source.parent
+    for _ in range(LEVELS + 1):
+        if (folder / ADAPTER_FILE).is_file():
+            return folder / ADAPTER_FILE
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    return None
+
+
+def samples_of(projects: list[Project], default_patches: int = 384,
+               cancel: Callable[[], bool] | None = None) -> tuple[list, int]:
+    """The corrections and confirmations of the projects as app.ocr.adapt samples (crops taken as
+    the reading takes them) -> (samples, the patch budget most of them were read at). Pages that
+    cannot be opened any more are left out (logged)."""
+    import logging
+
+    from app.core.sources.source import open_source
+    from app.detect.blocks import crop
+    from app.errors import Cancelled
+    from app.ocr.adapt import Sample
+
+    log = logging.getLogger(__name__)
+    samples, budgets = [], Counter()
+    for project in projects:
+        found = corrections_of(project)
+        if not found:
+            continue
+        by_page: dict[str, list[Correction]] = {}
+        for c in found:
+            by_page.setdefault(c.page, []).append(c)
+        try:
+            opened = open_source(project.source)
+        except UserError as exc:
+            log.warning("%s: left out of adapting (%s)", project.source, exc)
+            continue
+        with opened:
+            for name, items in by_page.items():
+                if cancel is not None and cancel():
+                    raise Cancelled("adapting cancelled")
+                try:
+                    image = opened.load(name)
+                except (UserError, OSError) as exc:
+                    log.warning("%s: left out of adapting (%s)", opened.describe(name), exc)
+                    continue
+                for c in items:
+                    samples.append(Sample(crop(image, c.box), c.text, f"{c.volume}\n{c.page}", c.confirmation,
+                                          c.volume))
+                    budgets[c.patches or default_patches] += 1
+    patches = budgets.most_common(1)[0][0] if budgets else default_patches
+    return samples, patches
+
+
+def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | None = None,
+              progress=None, cancel=None, train: bool = True):
+    """Adapt `recognizer` to the corrections of a series or volume (`resolve_target`); the adapter
+    is written to `out` (default: the target's place) only when the guard keeps it ->
+    (app.ocr.adapt.AdaptResult, the adapter's path or None)."""
+    from dataclasses import replace
+
+    from app.ocr.adapt import AdaptSettings, adapt
+
+    target = resolve_target(target_path)
+    settings = settings or AdaptSettings()
+    samples, patches = samples_of(target.projects, settings.patches, cancel)
+    if not any(not s.confirmation for s in samples):
+        raise UserError(f"{target.name}: no corrections yet. Correct the text of some blocks (and mark pages "
+                        "checked), save, then teach the OCR.")
+    result = adapt(recognizer, samples, replace(settings, patches=patches), name=target.name, progress=progress,
+                   cancel=cancel, train=train)
+    result.volumes = len({s.volume for s in samples if not s.confirmation})
+    path = None
+    if result.adapter is not None:
+        result.adapter.report["volumes"] = result.volumes
+        path = result.adapter.save(Path(out) if out else target.adapter_path)
+    return result, path

@@ -1,0 +1,565 @@
+"""Adapting the recognizer to a series: what the user corrected teaches the model (no Qt).
+
+    result = adapt(recognizer, samples, AdaptSettings(epochs=20), progress=..., cancel=...)
+    if result.adapter: result.adapter.save(path)       # a safetensors file the user owns
+    recognizer.use_adapter(Adapter.load(path))         # app.ocr.recognizer
+
+What is trained: low-rank adapters (LoRA, from the `peft` library) on the decoder's linear layers
+and the projector's; the vision tower stays frozen and runs **once per crop**: its features are
+cached and every training step costs only the projector and the decoder. A character of a
+correction the tokenizer cannot write (a rare kanji of a name) becomes a new token: a new row of
+the token embeddings and of the output head, trained with the adapters and carried in the file.
+
+The guard: the corrections are split by page into a training part and a held-out part (at
+least `holdout` of them, whole pages); training stops early when the held-out CER has not
+improved for `patience` epochs and keeps the best epoch. The adapter is kept only when the
+held-out CER falls and the CER of the confirmations (blocks on checked pages left as read) does
+not rise by more than `max_confirmation_rise`; otherwise `AdaptResult.adapter` is None and
+`reason` says why. For a seed, the result is the same run after run (on one machine).
+
+Without an adapter nothing here touches the model: reading stays the published path.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from torch import nn
+
+from app.errors import Cancelled, ModelError, UserError
+from app.ocr import generate
+from app.ocr.preprocess import preprocess
+from app.ocr.teacher import IGNORE, forward_logits, text_batch
+from app.ocr.text import normalize, score
+
+FORMAT = "hayai-ocr-adapter"
+VERSION = 1
+ADAPTER_FILE = "hayai-ocr-adapter.safetensors"  # beside the series file, or the project
+DECODER_TARGETS = ("w_q", "w_k", "w_v", "w_o", "w_gate", "w_up", "w_down")
+PROJECTOR_TARGETS = r"projector\.(mlp|proj)\.[02]"
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A crop as the reading took it and its text. group: the page it is on (the held-out split
+    keeps a page whole); confirmation: the text was left as read on a page the user checked."""
+
+    image: Image.Image
+    text: str
+    group: str
+    confirmation: bool = False
+    volume: str = ""
+
+
+@dataclass(frozen=True)
+class AdaptSettings:
+    patches: int = 384  # the reading's patch budget (the crops are seen as the reading sees them)
+    epochs: int = 30
+    lr: float = 1e-3
+    rank: int = 8
+    alpha: int = 16
+    batch_size: int = 8
+    holdout: float = 0.25  # share of the corrections held out (whole pages), at least 0.2
+    patience: int = 4  # epochs without a better held-out CER before stopping
+    seed: int = 0
+    max_new_tokens: int = 64
+    max_confirmation_rise: float = 0.003  # 0.3 points of CER
+    projector: bool = True  # adapt the projector too
+
+
+@dataclass
+class AdaptResult:
+    kept: bool
+    reason: str
+    heldout_before: float
+    heldout_after: float
+    confirm_before: float | None
+    confirm_after: float | None
+    corrections: int
+    train: int
+    heldout: int
+    confirmations: int
+    volumes: int
+    epochs: int
+    new_chars: str
+    seconds: float
+    adapter: Adapter | None = None
+    history: list[dict] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """The report in one paragraph, as the window and `adapt` show it."""
+        def pct(v):
+            return f"{100 * v:.1f} %"
+
+        lines = [f"held-out corrections: CER {pct(self.heldout_before)} -> {pct(self.heldout_after)}"]
+        if self.confirm_before is not None:
+            lines.append(f"confirmed blocks: {pct(self.confirm_before)} -> {pct(self.confirm_after)}")
+        else:
+            lines.append("confirmed blocks: none (mark pages checked to guard what the model already reads)")
+        vols = f" from {self.volumes} volume{'s' if self.volumes != 1 else ''}" if self.volumes else ""
+        lines.append(f"{self.corrections} corrections{vols} ({self.train} trained on, {self.heldout} held out)")
+        text = "; ".join(lines)
+        if self.new_chars:
+            text += f"; new characters: {self.new_chars}"
+        verdict = "adapter kept" if self.kept else f"adapter discarded: {self.reason}"
+        return f"{text}. {verdict} ({self.epochs} epochs, {self.seconds:.0f} s)."
+
+    def as_dict(self) -> dict:
+        out = {k: v for k, v in asdict(self).items() if k not in ("adapter",)}
+        return out
+
+
+# --------------------------------------------------------------------------- new characters
+
+class AdaptedTokenizer:
+    """The model's tokenizer plus the adapter's new characters, one id each after the model's
+    vocabulary. Runs of known characters are encoded and decoded by the base tokenizer."""
+
+    def __init__(self, base, new_chars: str, first_id: int):
+        self.base = base
+        self.bos_id, self.eos_id, self.pad_id = base.bos_id, base.eos_id, base.pad_id
+        self.unk_id = getattr(base, "unk_id", None)
+        self.new = {c: first_id + i for i, c in enumerate(new_chars)}
+        self.chars = {i: c for c, i in self.new.items()}
+        self.vocab_size = first_id + len(new_chars)
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        run = ""
+        for ch in text:
+            if ch in self.new:
+                if run:
+                    ids += self.base.encode(run)
+                    run = ""
+                ids.append(self.new[ch])
+            else:
+                run += ch
+        return ids + (self.base.encode(run) if run else [])
+
+    def decode(self, ids) -> str:
+        out, run = [], []
+        for i in ids:
+            if i in self.chars:
+                if run:
+                    out.append(self.base.decode(run))
+                    run = []
+                out.append(self.chars[i])
+            else:
+                run.append(i)
+        if run:
+            out.append(self.base.decode(run))
+        return "".join(out)
+
+
+def unknown_chars(tokenizer, texts) -> str:
+    """The characters of `texts` the tokenizer cannot write (unknown id, or not given back), in
+    order of first appearance."""
+    seen: dict[str, None] = {}
+    unk = getattr(tokenizer, "unk_id", None)
+    for text in texts:
+        for ch in text:
+            if ch in seen or ch.isspace():
+                continue
+            ids = tokenizer.encode(ch)
+            if not ids or (unk is not None and unk in ids) or tokenizer.decode(ids) != ch:
+                seen[ch] = None
+    return "".join(seen)
+
+
+class ExtendedEmbedding(nn.Module):
+    """The token embeddings with the adapter's new rows after them."""
+
+    def __init__(self, base: nn.Embedding, rows: torch.Tensor):
+        super().__init__()
+        self.base = base
+        self.extra = nn.Parameter(rows.to(base.weight.dtype).to(base.weight.device))
+        self.enabled = True
+
+    @property
+    def weight(self) -> torch.Tensor:  # the model's device and dtype are read from it
+        return self.base.weight
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return F.embedding(ids, torch.cat((self.base.weight, self.extra.to(self.base.weight.dtype))))
+
+
+class ExtendedHead(nn.Module):
+    """The output head with one logit more for each new character."""
+
+    def __init__(self, base: nn.Module, rows: torch.Tensor):
+        super().__init__()
+        self.base = base
+        weight = base.weight
+        self.extra = nn.Parameter(rows.to(weight.dtype).to(weight.device))
+        self.enabled = True  # off: the base head's logits only (the base model exactly)
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.base.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.enabled:
+            return self.base(x)
+        return torch.cat((self.base(x), F.linear(x, self.extra.to(x.dtype))), dim=-1)
+
+
+# --------------------------------------------------------------------------- the adapter file
+
+@dataclass
+class Adapter:
+    """What adapting learned: the LoRA weights (peft's names, relative to the decoder), the new
+    characters' embedding and head rows, the base model's identity and the settings."""
+
+    base_sha256: str
+    base_name: str
+    settings: dict
+    new_chars: str
+    lora: dict[str, torch.Tensor]
+    embed_rows: torch.Tensor | None = None
+    head_rows: torch.Tensor | None = None
+    report: dict = field(default_factory=dict)
+    name: str = ""  # what it was adapted to (a series' or a volume's name)
+    path: Path | None = None
+
+    def save(self, path) -> Path:
+        from safetensors.torch import save
+
+        from app.atomic import atomic_open
+
+        path = Path(path)
+        tensors = {f"lora.{k}": v.detach().float().cpu().contiguous() for k, v in self.lora.items()}
+        if self.embed_rows is not None:
+            tensors["new_tokens.embed"] = self.embed_rows.detach().float().cpu().contiguous()
+        if self.head_rows is not None:
+            tensors["new_tokens.head"] = self.head_rows.detach().float().cpu().contiguous()
+        meta = {"format": FORMAT, "version": str(VERSION), "base_sha256": self.base_sha256,
+                "base_name": self.base_name, "name": self.name, "new_chars": self.new_chars,
+                "settings": json.dumps(self.settings), "report": json.dumps(self.report, ensure_ascii=False)}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = save(tensors, metadata=meta)
+            with atomic_open(path, binary=True) as f:
+                f.write(data)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot write the adapter ({exc.strerror or exc}). Choose another place "
+                            "with --out, or free some disk space.") from exc
+        self.path = path
+        return path
+
+    @staticmethod
+    def load(path) -> Adapter:
+        from safetensors import SafetensorError, safe_open
+
+        path = Path(path)
+        if not path.is_file():
+            raise UserError(f"{path}: no such adapter file. Adapt the OCR first (`hayai-desktop adapt ...` or "
+                            "Series > Teach the OCR my corrections).")
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                meta = f.metadata() or {}
+                tensors = {k: f.get_tensor(k) for k in f.keys()}
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise UserError(f"{path}: not a readable adapter file ({exc}). Adapt the OCR again.") from None
+        if meta.get("format") != FORMAT:
+            raise UserError(f"{path}: not a Hayai OCR adapter (no \"format\": \"{FORMAT}\" in its header).")
+        if int(meta.get("version", "0")) > VERSION:
+            raise UserError(f"{path}: made by a newer version of the app (adapter version {meta['version']}); "
+                            "update the app to use it.")
+        try:
+            settings = json.loads(meta.get("settings") or "{}")
+            report = json.loads(meta.get("report") or "{}")
+        except ValueError as exc:
+            raise UserError(f"{path}: the adapter's header is damaged ({exc}). Adapt the OCR again.") from None
+        lora = {k[len("lora."):]: v for k, v in tensors.items() if k.startswith("lora.")}
+        return Adapter(meta.get("base_sha256", ""), meta.get("base_name", ""), settings, meta.get("new_chars", ""),
+                       lora, tensors.get("new_tokens.embed"), tensors.get("new_tokens.head"), report,
+                       meta.get("name", ""), path)
+
+    def check_base(self, sha256: str, model_name: str) -> None:
+        """ModelError when this adapter was made for another base model than the one of sha256."""
+        if self.base_sha256 != sha256:
+            where = f"{self.path}: " if self.path else ""
+            raise ModelError(f"{where}this adapter was made for the OCR model {self.base_name or '?'} "
+                             f"(sha256 {self.base_sha256[:12]}…), not for {model_name} (sha256 {sha256[:12]}…). "
+                             "Choose the model it was made for, or adapt this model again.")
+
+
+def model_sha256(folder: Path) -> str:
+    """The identity of a model: the sha256 of its weights file."""
+    from app.models.integrity import file_sha256
+
+    return file_sha256(Path(folder) / "model.safetensors")
+
+
+def _lora_config(settings: dict):
+    from peft import LoraConfig
+
+    targets = "|".join(DECODER_TARGETS)
+    pattern = rf".*layers\.\d+\.(attn|ffn)\.({targets})"
+    if settings.get("projector"):
+        pattern = rf"({pattern})|(.*{PROJECTOR_TARGETS})"
+    return LoraConfig(r=int(settings["rank"]), lora_alpha=int(settings["alpha"]), lora_dropout=0.0,
+                      target_modules=pattern, bias="none")
+
+
+def attach(model, tokenizer, settings: dict, new_chars: str, embed_rows=None, head_rows=None):
+    """Put adapters (zero-initialised B: the model reads as before) and the new characters' rows
+    on `model` in place -> the tokenizer that writes the new characters."""
+    from peft import inject_adapter_in_model
+
+    dec = model.decoder
+    inject_adapter_in_model(_lora_config(settings), dec)
+    if new_chars:
+        if dec.output_head is None:
+            raise ModelError("this model's output head is tied to its embeddings; new characters cannot be added")
+        n, d = len(new_chars), model.cfg.d_model
+        if embed_rows is None:
+            g = torch.Generator().manual_seed(int(settings.get("seed", 0)))
+            base = dec.token_embeddings.weight.detach().float().cpu()
+            embed_rows = base.mean(0, keepdim=True) + base.std() * torch.randn(n, d, generator=g)
+            head = dec.output_head.weight.detach().float().cpu()
+            head_rows = head.mean(0, keepdim=True).expand(n, d).clone()
+        dec.token_embeddings = ExtendedEmbedding(dec.token_embeddings, embed_rows)
+        dec.output_head = ExtendedHead(dec.output_head, head_rows)
+    return AdaptedTokenizer(tokenizer, new_chars, model.cfg.vocab_size) if new_chars else tokenizer
+
+
+def set_adapters_enabled(model, enabled: bool) -> None:
+    """Switch the LoRA layers on or off (off: each layer computes exactly its base layer)."""
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    for module in model.modules():
+        if isinstance(module, BaseTunerLayer):
+            module.enable_adapters(enabled)
+        elif isinstance(module, (ExtendedEmbedding, ExtendedHead)):
+            module.enabled = enabled
+
+
+def load_into(model, tokenizer, adapter: Adapter):
+    """Put a saved adapter on `model` (in place) -> its tokenizer."""
+    from peft import set_peft_model_state_dict
+
+    tok = attach(model, tokenizer, adapter.settings, adapter.new_chars, adapter.embed_rows, adapter.head_rows)
+    device = model.device
+    dtype = model.decoder.layers[0].attn.w_q.base_layer.weight.dtype
+    result = set_peft_model_state_dict(model.decoder, {k: v.to(device) for k, v in adapter.lora.items()})
+    if getattr(result, "unexpected_keys", None):
+        raise ModelError(f"{adapter.path}: the adapter does not fit this model (unexpected "
+                         f"{', '.join(result.unexpected_keys[:3])}).")
+    for name, p in model.decoder.named_parameters():
+        if "lora_" in name:
+            p.data = p.data.to(device=device, dtype=dtype)
+    return tok
+
+
+def _trainable(model) -> list[tuple[str, nn.Parameter]]:
+    out = []
+    for name, p in model.named_parameters():
+        wanted = "lora_" in name or name.endswith(".extra")
+        p.requires_grad_(wanted)
+        if wanted:
+            out.append((name, p))
+    return out
+
+
+# --------------------------------------------------------------------------- adapting
+
+@dataclass
+class _Cached:
+    feats: torch.Tensor  # (n, C): the tower's rows the projector reads
+    shape: tuple[int, int]  # patch grid
+    tokens: list[int]
+    text: str
+
+
+def split_by_page(samples: list[Sample], holdout: float, seed: int) -> tuple[list[int], list[int]]:
+    """(training, held-out) indices of the corrections: whole pages, in a seeded order, until the
+    held-out part holds at least `holdout` of them; at least one page stays for training."""
+    groups = sorted({s.group for s in samples})
+    if len(groups) < 2:
+        raise UserError(f"adapting needs corrections on at least two pages (there are {len(samples)} on "
+                        f"{len(groups)} page{'s' if len(groups) != 1 else ''}): some pages are held out to "
+                        "check that it helps. Correct blocks on more pages first.")
+    random.Random(seed).shuffle(groups)
+    want = math.ceil(max(0.2, holdout) * len(samples))
+    held: set[str] = set()
+    count = 0
+    for g in groups[:-1]:
+        if count >= want:
+            break
+        held.add(g)
+        count += sum(1 for s in samples if s.group == g)
+    train = [i for i, s in enumerate(samples) if s.group not in held]
+    test = [i for i, s in enumerate(samples) if s.group in held]
+    return train, test
+
+
+@torch.no_grad()
+def _features(model, images: list[Image.Image], patches: int, batch: int = 16) -> list[tuple[torch.Tensor, tuple]]:
+    out = []
+    mlp = model.cfg.projector != "dsc"
+    for i in range(0, len(images), batch):
+        pb = preprocess(images[i:i + batch], patches).to(model.device)
+        feats = generate.vision_features(model, pb)
+        for b, (rows, cols) in enumerate(pb.spatial_shapes.tolist()):
+            n = feats.shape[1] if mlp else rows * cols
+            out.append((feats[b, :n].clone(), (rows, cols)))
+    return out
+
+
+def _collate(items: list[_Cached], device) -> tuple[torch.Tensor, torch.Tensor]:
+    n = max(it.feats.shape[0] for it in items)
+    feats = items[0].feats.new_zeros(len(items), n, items[0].feats.shape[1])
+    for b, it in enumerate(items):
+        feats[b, :it.feats.shape[0]] = it.feats
+    shapes = torch.tensor([it.shape for it in items], dtype=torch.long, device=device)
+    return feats, shapes
+
+
+def _loss(model, tok, items: list[_Cached]) -> torch.Tensor:
+    feats, shapes = _collate(items, model.device)
+    prefix = generate.project_features(model, feats, shapes)
+    inputs, targets = text_batch([it.tokens for it in items], tok.bos_id, tok.eos_id, tok.pad_id, model.device)
+    logits = forward_logits(model, prefix, inputs)
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
+
+
+@torch.no_grad()
+def _cer(model, tok, items: list[_Cached], max_new_tokens: int, cancel=None, batch: int = 16) -> float:
+    if not items:
+        return 0.0
+    stops = tuple(sorted({tok.eos_id, tok.pad_id}))
+    preds = []
+    for i in range(0, len(items), batch):
+        chunk = items[i:i + batch]
+        feats, shapes = _collate(chunk, model.device)
+        prefix = generate.project_features(model, feats, shapes)
+        for ids in generate.greedy_prefix(model, prefix, tok.bos_id, stops, max_new_tokens, cancel=cancel):
+            preds.append(tok.decode(ids))
+    return score(preds, [it.text for it in items]).cer
+
+
+def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = None, name: str = "",
+          progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
+          train: bool = True) -> AdaptResult:
+    """Adapt `recognizer` (app.ocr.recognizer.Recognizer, fp32 or bf16, no adapter on) to the
+    samples. The recognizer itself is not changed: a copy of its decoder is trained. `train`
+    False skips the training steps (what the tests compare with)."""
+    import copy
+
+    s = settings or AdaptSettings()
+    started = time.perf_counter()
+    if getattr(recognizer, "adapter", None) is not None:
+        raise UserError("the OCR model already has an adapter on; adapt the model without it")
+
+    def check():
+        if cancel is not None and cancel():
+            raise Cancelled("adapting cancelled")
+
+    def report(stage, done, total):
+        if progress is not None:
+            progress(stage, done, total)
+
+    corrections = [x for x in samples if not x.confirmation and normalize(x.text)]
+    confirmations = [x for x in samples if x.confirmation and normalize(x.text)]
+    train_idx, held_idx = split_by_page(corrections, s.holdout, s.seed)
+    torch.manual_seed(s.seed)
+    model = copy.deepcopy(recognizer.model)  # the tower's weights are shared in memory only while copying
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    base_tok = recognizer.tokenizer
+    new_chars = unknown_chars(base_tok, [corrections[i].text for i in train_idx])
+    settings_dict = {**asdict(s), "base_vocab": model.cfg.vocab_size}
+
+    images = [x.image for x in corrections] + [x.image for x in confirmations]
+    feats = []
+    for i in range(0, len(images), 16):
+        check()
+        feats += _features(model, images[i:i + 16], s.patches)
+        report("features", min(i + 16, len(images)), len(images))
+
+    before_cache = [_Cached(f, shape, [], x.text) for (f, shape), x in zip(feats, corrections + confirmations)]
+    held_before = [before_cache[i] for i in held_idx]
+    conf_cache = before_cache[len(corrections):]
+    heldout_before = _cer(model, base_tok, held_before, s.max_new_tokens, check)
+    confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check) if conf_cache else None
+
+    tok = attach(model, base_tok, settings_dict, new_chars)
+    params = _trainable(model)
+    items = [_Cached(f, shape, tok.encode(x.text), x.text) for (f, shape), x in zip(feats, corrections)]
+    train_items = [items[i] for i in train_idx]
+    held_items = [items[i] for i in held_idx]
+    opt = torch.optim.AdamW([p for _, p in params], lr=s.lr, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(s.seed)
+    best = (heldout_before, {n: p.detach().clone() for n, p in params}, 0)
+    history: list[dict] = []
+    stale = 0
+    epochs_run = 0
+    steps_per_epoch = math.ceil(len(train_items) / s.batch_size)
+    for epoch in range(1, s.epochs + 1 if train else 1):
+        model.train()
+        order = torch.randperm(len(train_items), generator=gen).tolist()
+        total = 0.0
+        for k in range(steps_per_epoch):
+            check()
+            batch = [train_items[i] for i in order[k * s.batch_size:(k + 1) * s.batch_size]]
+            loss = _loss(model, tok, batch)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
+            opt.step()
+            total += float(loss.detach())
+            report("training", (epoch - 1) * steps_per_epoch + k + 1, s.epochs * steps_per_epoch)
+        model.eval()
+        cer = _cer(model, tok, held_items, s.max_new_tokens, check)
+        history.append({"epoch": epoch, "loss": round(total / max(1, steps_per_epoch), 4), "heldout_cer": cer})
+        epochs_run = epoch
+        if cer < best[0]:
+            best, stale = (cer, {n: p.detach().clone() for n, p in params}, epoch), 0
+        else:
+            stale += 1
+            if stale >= s.patience:
+                break
+    with torch.no_grad():
+        for n, p in params:
+            p.copy_(best[1][n])
+    model.eval()
+    heldout_after = best[0]
+    confirm_after = None
+    if conf_cache:
+        conf_items = [_Cached(c.feats, c.shape, [], c.text) for c in conf_cache]
+        confirm_after = _cer(model, tok, conf_items, s.max_new_tokens, check)
+    kept, reason = True, ""
+    if heldout_after >= heldout_before:
+        kept, reason = False, (f"the held-out corrections were not read better (CER {100 * heldout_before:.1f} % "
+                               f"-> {100 * heldout_after:.1f} %)")
+    elif confirm_after is not None and confirm_after > confirm_before + s.max_confirmation_rise:
+        kept, reason = False, (f"the confirmed blocks were read worse (CER {100 * confirm_before:.1f} % -> "
+                               f"{100 * confirm_after:.1f} %, more than {100 * s.max_confirmation_rise:.1f} "
+                               "points up)")
+    volumes = len({x.volume for x in corrections if x.volume})
+    result = AdaptResult(kept, reason, heldout_before, heldout_after, confirm_before, confirm_after,
+                         len(corrections), len(train_idx), len(held_idx), len(confirmations), volumes, epochs_run,
+                         new_chars, time.perf_counter() - started, None, history)
+    if kept:
+        from peft import get_peft_model_state_dict
+
+        lora = {k: v.detach().float().cpu().clone() for k, v in get_peft_model_state_dict(model.decoder).items()}
+        dec = model.decoder
+        embed = dec.token_embeddings.extra.detach().float().cpu() if new_chars else None
+        head = dec.output_head.extra.detach().float().cpu() if new_chars else None
+        sha = model_sha256(recognizer.folder) if recognizer.folder else ""
+        result.adapter = Adapter(sha, recognizer.base_name, settings_dict, new_chars, lora, embed, head,
+                                 {k: v for k, v in result.as_dict().items() if k != "history"}, name)
+    return result

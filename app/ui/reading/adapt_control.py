@@ -1,0 +1,164 @@
+"""The Series menu's OCR part: teach the OCR the user's corrections, read with the adapter or
+without it, read again the pages not edited by hand, mark a page checked.
+
+`AdaptController(window, reading)` owns the actions; the shell puts them in the Series menu.
+Teaching runs in the reading worker (a request of kind "adapt": progress, time left and Cancel
+like a reading run; the window stays usable); the adapter it writes (app.core.reading.
+corrections: beside the series file or the project) is then read with at once, and the model
+box says "… + adapted to SERIES". The adapter of a volume opened later is found the same way.
+"""
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMessageBox
+
+from app.core.document import edits
+from app.ui.editor.port import EditorWindow
+
+
+class AdaptWindow(EditorWindow, Protocol):
+    """What teaching needs of the window beyond EditorWindow."""
+
+    session: object  # app.ui.shell.session.SessionController: save() -> bool
+    current: str
+
+    def configure_worker(self) -> None: ...
+
+
+class AdaptController(QObject):
+    taught = Signal(object, str)  # app.ocr.adapt.AdaptResult, the adapter's path ("" = none kept)
+
+    def __init__(self, window: AdaptWindow, reading, parent=None):
+        super().__init__(parent)
+        self.window = window
+        self.reading = reading
+        self.req_id = 0
+        self._started = 0.0
+        self.last_report = ""
+        self.teach = QAction("&Teach the OCR my corrections…", self)
+        self.teach.setStatusTip("Adapt the OCR model to the text corrected by hand in this series' volumes")
+        self.teach.triggered.connect(self.start_teaching)
+        self.use_adapter = QAction("Read with the &adapted OCR", self)
+        self.use_adapter.setCheckable(True)
+        self.use_adapter.setChecked(True)
+        self.use_adapter.setEnabled(False)
+        self.use_adapter.toggled.connect(self._on_toggled)
+        self.read_unedited = QAction("Read &again the pages not edited by hand", self)
+        self.read_unedited.triggered.connect(self.read_again_unedited)
+        self.mark_checked = QAction("&Mark page checked", self)
+        self.mark_checked.setShortcut(QKeySequence("Ctrl+Shift+Return"))
+        self.mark_checked.setStatusTip("Its text is right: blocks left as read count as confirmed when teaching the OCR")
+        self.mark_checked.setCheckable(True)
+        self.mark_checked.triggered.connect(self._on_mark_checked)
+        worker = reading.host.worker
+        worker.adapt_progressed.connect(self._on_progress)
+        worker.adapt_done.connect(self._on_done)
+        reading.host.request_finished.connect(self._on_finished)
+
+    def actions(self) -> list:
+        return [self.teach, self.use_adapter, self.read_unedited, None, self.mark_checked]
+
+    # --- teaching -------------------------------------------------------------------------------
+    def target(self) -> str:
+        """What is taught: the series' folder when the volume has a series file, else the volume."""
+        from app.core.reading.corrections import SERIES_FILE
+        from app.core.translation.series import find_series_file
+
+        source = self.window.doc.source
+        series = find_series_file(source)
+        return str(series) if series is not None and series.name == SERIES_FILE else source
+
+    def start_teaching(self) -> None:
+        doc = self.window.doc
+        if not doc.project or self.reading.host.busy("adapt"):
+            return
+        self.window.flush_editors()
+        if not self.window.session.save():  # it said why; the corrections are read from the saved project
+            return
+        self._started = time.monotonic()
+        self.req_id = self.reading.host.submit("adapt", self.target(), {})
+        self.reading.progress.setRange(0, 0)
+        self.reading.progress.show()
+        self.window.show_status("Teaching the OCR your corrections…")
+        self.window.update_cancel()
+
+    def _on_progress(self, req_id: int, stage: str, done: int, total: int) -> None:
+        if req_id != self.req_id or not self.reading.host.wanted(req_id) or self.window.closing:
+            return
+        if total <= 0:
+            self.reading.progress.setRange(0, 0)
+            self.window.show_status("Teaching the OCR: loading the model…")
+            return
+        self.reading.progress.setRange(0, total)
+        self.reading.progress.setValue(done)
+        what = {"features": "looking at the corrected blocks", "training": "learning"}.get(stage, stage)
+        left = ""
+        if stage == "training" and done:
+            secs = (time.monotonic() - self._started) * (total - done) / done
+            left = f" · about {max(1, round(secs / 60))} min left" if secs >= 60 else f" · about {secs:.0f} s left"
+        self.window.show_status(f"Teaching the OCR: {what} {done}/{total}{left} (at most; it stops when it "
+                                "stops improving)")
+
+    def _on_done(self, req_id: int, result, path: str) -> None:
+        if not self.reading.host.wanted(req_id) or self.window.closing:
+            return
+        self.last_report = result.summary()
+        if path:
+            self.reading.adapter_path, self.reading.adapted = path, True
+            self.use_adapter.setEnabled(True)
+            self.use_adapter.setChecked(True)
+            self.window.configure_worker()
+            self.reading.host.preload()  # loads it now: the model box says so
+        self.taught.emit(result, path)
+        box = QMessageBox(QMessageBox.Icon.Information if path else QMessageBox.Icon.Warning,
+                          "Teach the OCR", self.last_report, parent=self.window)
+        if path:
+            box.setInformativeText(f"The adapter is {path}; delete it to undo. Read again the pages not edited "
+                                   "by hand to use it on them (Series menu).")
+        box.open()
+
+    def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
+        if ctx.get("kind") == "adapt" and status == "cancelled" and not self.window.closing:
+            self.window.show_status("Teaching cancelled: nothing changed")
+
+    # --- the adapter ----------------------------------------------------------------------------
+    def source_opened(self) -> None:
+        """A volume opened: its adapter (if any) is read with."""
+        from app.core.reading.corrections import find_adapter
+
+        doc = self.window.doc
+        found = find_adapter(doc.source) if doc.source else None
+        self.reading.adapter_path = str(found) if found else ""
+        self.use_adapter.setEnabled(found is not None)
+        self.reading.adapted = self.use_adapter.isChecked()
+
+    def _on_toggled(self, on: bool) -> None:
+        self.reading.adapted = bool(on)
+        self.window.configure_worker()
+        if self.reading.adapter_path:
+            self.reading.host.preload()  # switched at once (no reload): the model box says so
+
+    def read_again_unedited(self) -> int:
+        """Read again every read page none of whose blocks was edited by hand."""
+        doc = self.window.doc
+        if not doc.project:
+            return 0
+        self.window.flush_editors()
+        names = [p.name for p in doc.project.pages if p.processed and not any(b.edited for b in p.blocks)]
+        if not names:
+            self.window.show_status("Every read page has text edited by hand: nothing read again")
+            return 0
+        return self.reading.run_pages(names)
+
+    def _on_mark_checked(self, on: bool) -> None:
+        page = self.window.current
+        if page:
+            self.window.edit(lambda p: edits.set_checked(p, on), "mark page checked" if on else "unmark page",
+                             page=page)
+
+    def page_shown(self, page) -> None:
+        self.mark_checked.setChecked(bool(page is not None and page.checked))

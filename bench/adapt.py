@@ -1,0 +1,202 @@
+"""What adapting the OCR to a user's corrections gains, and what it costs (app.ocr.adapt).
+
+    python bench/adapt.py synthetic [--font FILE] [--counts 50,100,200]
+    python bench/adapt.py real [--data ../shared/openmantra-dev]
+    python bench/adapt.py cost [--crops 200]
+
+- synthetic: the demo recognizer on crops drawn with a face it never saw in training (a font
+  file not among the demo's training faces; default Droid Sans Fallback, a Debian font): N
+  corrections (four a page) adapt it; the CER on 300 fresh crops of that face before and
+  after, and on 300 crops of the training faces (forgetting).
+- real: the annotated books of an OpenMantra-format folder (read here only, nothing of them is
+  kept): the text boxes of a book's first half of pages are the corrections, its second half
+  is measured; then one book's corrections, the other book measured.
+- cost: a real-size Nova checkpoint (random weights, tests/golden/writer.py) adapted on N crops
+  of 1-8 characters for one epoch on this machine's CPU threads: the tower's features (once per
+  crop), seconds per training step (8 crops), peak memory.
+
+Figures go to docs/accuracy.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEMO = ROOT / "app" / "resources" / "demo" / "hayai-demo-ocr"
+DEFAULT_FONT = Path("/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf")
+DEFAULT_DATA = ROOT.parent / "shared" / "openmantra-dev"
+
+
+def _cer(rec, images, texts, patches):
+    from app.ocr.text import score
+
+    out = rec.recognize(images, max_num_patches=patches, max_new_tokens=64)
+    return score([r.text for r in out], texts).cer
+
+
+def synthetic(args) -> dict:
+    from app.ocr import load_recognizer
+    from app.ocr.adapt import AdaptSettings, Sample, adapt
+    from tools.synth.fonts import find_faces
+    from tools.synth.styled import face_from_file, styled_crops
+
+    face = face_from_file(args.font)
+    rec = load_recognizer(DEMO, device="cpu", precision="fp32")
+    patches = 256
+    test = styled_crops(face, 300, seed=9001, max_len=8)
+    faces = find_faces()
+    seen = [c for i, f in enumerate(faces) for c in styled_crops(f, 75, seed=9100 + i, max_len=8)]
+    before_new = _cer(rec, [c[0] for c in test], [c[1] for c in test], patches)
+    before_seen = _cer(rec, [c[0] for c in seen], [c[1] for c in seen], patches)
+    rows = []
+    for n in args.counts:
+        crops = styled_crops(face, n, seed=8000 + n, max_len=8)
+        samples = [Sample(im, t, f"p{i // 4}", volume="synthetic") for i, (im, t) in enumerate(crops)]
+        started = time.perf_counter()
+        result = adapt(rec, samples, AdaptSettings(patches=patches, epochs=args.epochs, seed=0))
+        row = {"corrections": n, "kept": result.kept, "reason": result.reason,
+               "heldout": [round(result.heldout_before, 4), round(result.heldout_after, 4)],
+               "epochs": result.epochs, "seconds": round(time.perf_counter() - started, 1),
+               "new_face_cer": [round(before_new, 4), round(before_new, 4)],
+               "training_faces_cer": [round(before_seen, 4), round(before_seen, 4)]}
+        if result.adapter is not None:
+            adapted = load_recognizer(DEMO, device="cpu", precision="fp32", adapter=result.adapter)
+            row["new_face_cer"][1] = round(_cer(adapted, [c[0] for c in test], [c[1] for c in test], patches), 4)
+            row["training_faces_cer"][1] = round(_cer(adapted, [c[0] for c in seen], [c[1] for c in seen], patches), 4)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return {"font": str(args.font), "rows": rows}
+
+
+def _book_samples(data: Path, book: dict, pages) -> list:
+    from PIL import Image
+
+    from app.detect.blocks import crop
+    from app.ocr.adapt import Sample
+
+    out = []
+    for page in pages:
+        with Image.open(data / page["image_paths"]["ja"]) as im:
+            image = im.convert("RGB")
+        for t in page["text"]:
+            box = (t["x"], t["y"], t["x"] + t["w"], t["y"] + t["h"])
+            out.append(Sample(crop(image, box), t["text_ja"], f"{book['book_title']}:{page['page_index']}",
+                              volume=book["book_title"]))
+    return out
+
+
+def real(args) -> dict:
+    from app.ocr import load_recognizer
+    from app.ocr.adapt import AdaptSettings, adapt
+
+    annotation = json.loads((args.data / "annotation.json").read_text(encoding="utf-8"))
+    rec = load_recognizer(DEMO, device="cpu", precision="fp32")
+    patches = 384
+    halves = {}
+    for book in annotation:
+        pages = book["pages"]
+        mid = len(pages) // 2
+        halves[book["book_title"]] = (_book_samples(args.data, book, pages[:mid]),
+                                      _book_samples(args.data, book, pages[mid:]))
+    settings = AdaptSettings(patches=patches, epochs=args.epochs, lr=args.lr, seed=0)
+    rows = []
+    names = list(halves)
+    runs = [(b, b) for b in names] + [(a, b) for a in names for b in names if a != b]
+    for train_book, test_book in runs:
+        train = halves[train_book][0] if train_book == test_book else halves[train_book][0] + halves[train_book][1]
+        test = halves[test_book][1]
+        images, texts = [s.image for s in test], [s.text for s in test]
+        before = _cer(rec, images, texts, patches)
+        started = time.perf_counter()
+        result = adapt(rec, train, settings)
+        after = before
+        if result.adapter is not None:
+            after = _cer(load_recognizer(DEMO, device="cpu", precision="fp32", adapter=result.adapter),
+                         images, texts, patches)
+        row = {"corrections_from": train_book + (" (first half)" if train_book == test_book else " (all)"),
+               "measured_on": test_book + " (second half)", "corrections": result.corrections,
+               "test_crops": len(test), "cer": [round(before, 4), round(after, 4)], "kept": result.kept,
+               "reason": result.reason, "new_chars": len(result.new_chars), "epochs": result.epochs,
+               "seconds": round(time.perf_counter() - started, 1)}
+        print(json.dumps(row, ensure_ascii=False), flush=True)
+        rows.append(row)
+    return {"rows": rows}
+
+
+def cost(args) -> dict:
+    import torch
+
+    from app.ocr import adapt as adapting
+    from app.ocr import load_recognizer
+    from tests.golden import writer
+    from tools.synth.fonts import find_faces
+    from tools.synth.styled import styled_crops
+
+    folder = writer.cached_checkpoint("nova", seed=0)
+    rec = load_recognizer(folder, device="cpu", precision="fp32")
+    crops = styled_crops(find_faces()[0], args.crops, seed=77, max_len=8)
+    samples = [adapting.Sample(im, t, f"p{i // 4}") for i, (im, t) in enumerate(crops)]
+    times = {"features": 0.0, "steps": []}
+    original_loss = adapting._loss
+
+    def timed_loss(*a, **k):
+        times["steps"].append(time.perf_counter())
+        return original_loss(*a, **k)
+
+    started = time.perf_counter()
+    adapting._loss = timed_loss
+    try:
+        settings = adapting.AdaptSettings(patches=384, epochs=1, max_new_tokens=args.max_new_tokens)
+        result = adapting.adapt(rec, samples, replace(settings, patience=1),
+                                progress=lambda stage, done, total: times.__setitem__(
+                                    "features", time.perf_counter() - started) if stage == "features" else None)
+    finally:
+        adapting._loss = original_loss
+    steps = times["steps"]
+    per_step = (steps[-1] - steps[0]) / max(1, len(steps) - 1) if len(steps) > 1 else float("nan")
+    return {"crops": args.crops, "threads": torch.get_num_threads(), "features_s": round(times["features"], 1),
+            "steps": len(steps), "s_per_step": round(per_step, 2), "total_s": round(time.perf_counter() - started, 1),
+            "epoch_s": round(per_step * len(steps), 1), "eval_and_rest_s": round(result.seconds - times["features"]
+                                                                                - per_step * len(steps), 1),
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("synthetic")
+    s.add_argument("--font", type=Path, default=DEFAULT_FONT)
+    s.add_argument("--counts", default="50,100,200")
+    s.add_argument("--epochs", type=int, default=30)
+    r = sub.add_parser("real")
+    r.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    r.add_argument("--epochs", type=int, default=30)
+    r.add_argument("--lr", type=float, default=1e-3)
+    c = sub.add_parser("cost")
+    c.add_argument("--crops", type=int, default=200)
+    c.add_argument("--max-new-tokens", type=int, default=16)
+    args = p.parse_args()
+    if args.what == "synthetic":
+        args.counts = [int(v) for v in args.counts.split(",")]
+        out = synthetic(args)
+    elif args.what == "real":
+        if not (args.data / "annotation.json").is_file():
+            print(f"{args.data}: no annotation.json here; pass --data with an OpenMantra-format folder", file=sys.stderr)
+            return 2
+        out = real(args)
+    else:
+        out = cost(args)
+    print(json.dumps(out, ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

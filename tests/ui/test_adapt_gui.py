@@ -1,0 +1,68 @@
+"""Series > Teach the OCR my corrections, through the window with the demo models: a volume whose
+blocks (white on black, a look the demo model never saw) were corrected by hand is taught in the
+background (progress, then the report in a message box), the model box says "+ adapted to", the
+toggle switches back to the model as published, Read again the pages not edited by hand reads
+only those and leaves every hand edit as it was; Mark page checked sets the page's mark (undoable)."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox
+
+from app.core.reading.corrections import PROJECT_ADAPTER_SUFFIX
+from tests.test_adapt import _samples, _volume
+
+
+def _answer_report(w, qtbot) -> str:
+    def shown():
+        return [b for b in w.findChildren(QMessageBox) if b.isVisible()]
+
+    qtbot.waitUntil(lambda: bool(shown()), timeout=10000)
+    box = shown()[0]
+    text = box.text()
+    box.button(QMessageBox.StandardButton.Ok).click()
+    return text
+
+
+def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window, qtbot, tmp_path):
+    folder = _volume(tmp_path, _samples(40), checked_pages=(9,))
+    w = make_window(patches=128)
+    w.session.open_path(folder)
+    qtbot.waitUntil(lambda: w.doc.project is not None and len(w.doc.page_names()) == 10, timeout=10000)
+    assert not w.adapting.use_adapter.isEnabled()  # no adapter yet
+    edited = {p.name: [b.text for b in p.blocks] for p in w.doc.project.pages if any(b.edited for b in p.blocks)}
+    assert len(edited) == 9
+
+    with qtbot.waitSignal(w.adapting.taught, timeout=900000) as blocker:
+        w.adapting.teach.trigger()
+        qtbot.waitUntil(w.progress.isVisible, timeout=10000)  # in the background: the window answers
+        assert w.act.cancel.isEnabled()
+    result, path = blocker.args
+    report = _answer_report(w, qtbot)
+    assert "held-out corrections: CER" in report and "36 corrections from 1 volume" in report
+    assert result.kept and path.endswith(PROJECT_ADAPTER_SUFFIX)
+    qtbot.waitUntil(lambda: "adapted to vol1" in w.device_label.text(), timeout=60000)
+    assert w.adapting.use_adapter.isEnabled() and w.adapting.use_adapter.isChecked()
+
+    w.adapting.use_adapter.setChecked(False)  # the model as published
+    qtbot.waitUntil(lambda: "adapted to" not in w.device_label.text() and "hayai-demo-ocr" in w.device_label.text(),
+                    timeout=60000)
+    w.adapting.use_adapter.setChecked(True)
+    qtbot.waitUntil(lambda: "adapted to vol1" in w.device_label.text(), timeout=60000)
+
+    # read again the pages nobody edited by hand: only the checked page 009; every hand edit stays
+    with qtbot.waitSignal(w.run_finished, timeout=180000) as run:
+        assert w.adapting.read_unedited.isEnabled()
+        w.adapting.read_unedited.trigger()
+    assert run.args == ["done"]
+    assert w.reading.run_stats.total == 1
+    page = w.doc.page("009.png")
+    assert page.processed and all(b.model.endswith("adapted to vol1") for b in page.blocks)
+    for name, texts in edited.items():
+        assert [b.text for b in w.doc.page(name).blocks] == texts, name
+
+    # Mark page checked: the page's mark, undoable
+    w.show_page("000.png")
+    assert not w.doc.page("000.png").checked and not w.adapting.mark_checked.isChecked()
+    w.adapting.mark_checked.trigger()
+    assert w.doc.page("000.png").checked and w.adapting.mark_checked.isChecked()
+    w.undo_stack.undo()
+    assert not w.doc.page("000.png").checked and not w.adapting.mark_checked.isChecked()
