@@ -160,3 +160,38 @@ def make_window(qtbot):
         window.questions.answers["unsaved_changes"] = "discard"
         window.close()
         window.shutdown()
+
+
+def answer_dialog(button, asked: list | None = None, timeout_ms: int = 10000):
+    """Answer the next modal dialog as a user would: a timer looks for the active modal widget (a
+    QMessageBox or any QDialog the window opens), records its text in `asked` and clicks the button
+    `button` (a QMessageBox.StandardButton, or a button's label). Start it just before the call
+    that opens the dialog; the call returns once the button is clicked."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QAbstractButton, QApplication, QMessageBox
+
+    timer = QTimer()
+    timer.setInterval(20)
+    waited = {"ms": 0}
+
+    def look() -> None:
+        waited["ms"] += 20
+        dialog = QApplication.activeModalWidget()
+        if dialog is None:
+            if waited["ms"] > timeout_ms:
+                timer.stop()
+            return
+        timer.stop()
+        if asked is not None:
+            asked.append(dialog.text() if isinstance(dialog, QMessageBox) else dialog.windowTitle())
+        if isinstance(dialog, QMessageBox) and not isinstance(button, str):
+            target = dialog.button(button)
+        else:
+            target = next((b for b in dialog.findChildren(QAbstractButton) if b.text().replace("&", "") == button),
+                          None)
+        assert target is not None, f"no button {button!r} on the dialog {dialog.windowTitle()!r}"
+        target.click()
+
+    timer.timeout.connect(look)
+    timer.start()
+    return timer

@@ -13,6 +13,7 @@ class EditorWindow(Protocol):
     doc: DocumentModel  # every document change goes through it (or through `edit`)
     settings: object  # app.core.config.settings.AppSettings, read only: changes go through update_settings
     current: str  # the page shown ("" when none)
+    messages: object  # app.ui.common.messages.MessageLog: every status line and notice in full
 
     @property
     def closing(self) -> bool:
@@ -21,11 +22,17 @@ class EditorWindow(Protocol):
     def edit(self, edit, text: str, merge_key=None, page: str | None = None) -> bool:
         """Apply `edit(page) -> page` to `page` (the current one by default) as one undoable step."""
 
-    def show_notice(self, kind: str, message: str, buttons=()) -> None:
-        """A message over the page: info | warning | error | reread."""
+    def show_notice(self, kind: str, message: str, buttons=(), owner: str = "") -> None:
+        """A message over the page: info | warning | error | reread; `owner` clears it (clear_notice)."""
 
-    def show_status(self, message: str) -> None:
-        """The status bar's message."""
+    def clear_notice(self, owner: str) -> None:
+        """`owner`'s notice is no longer true: it goes."""
+
+    def show_status(self, message: str, owner: str = "") -> None:
+        """The status bar's message; `owner` clears it (clear_status)."""
+
+    def clear_status(self, owner: str) -> None:
+        """`owner`'s status line is no longer true: it empties."""
 
     def record_error(self, message: str) -> None:
         """The last error a background task reported (the smoke test prints it)."""

@@ -170,7 +170,7 @@ class ReadingController(QObject):
             self.window.record_error(message)
             if self.device_label.text() == "Loading models…":
                 self.device_label.setText("Models not loaded")
-            self.window.show_notice("error", message)
+            self.window.show_notice("error", message, owner="reading")  # cleared by the next run that ends done
 
     def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
         """From the host's registry, once the worker is done with `req_id` (wanted or not)."""
@@ -180,6 +180,8 @@ class ReadingController(QObject):
             self.progress.hide()
             self.window.update_cancel()
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
+        if status == "done" and not ctx.get("quiet"):
+            self.window.clear_notice("reading")  # what failed before (a model missing) works now
         if ctx["kind"] == "pages":
             if not ctx.get("quiet"):  # quiet: a run of the source that was open before this one
                 self.window.show_status(self.run_stats.summary(status) if req_id == self.run_id

@@ -110,7 +110,9 @@ class PageExporter(QObject):
         self.window.update_settings(export_dir=str(folder))
         if report.skipped:
             self.window.show_notice("warning", f"Export: {len(report.skipped)} page(s) could not be read and were "
-                               f"skipped: {', '.join(n for n, _ in report.skipped[:5])}")
+                                    f"skipped: {', '.join(n for n, _ in report.skipped)}", owner="export")
+        else:
+            self.window.clear_notice("export")  # an earlier export's failure is over
         self.finished.emit("done")
 
     def _on_failed(self, message: str) -> None:
@@ -119,5 +121,5 @@ class PageExporter(QObject):
             self.window.show_status("Export cancelled; files already written were kept.")
             self.finished.emit("cancelled")
             return
-        self.window.show_notice("error", f"Export failed: {message}")
+        self.window.show_notice("error", f"Export failed: {message}", owner="export")
         self.finished.emit("failed")
