@@ -28,7 +28,7 @@ class EditorWindow(Protocol):
     def clear_notice(self, owner: str) -> None:
         """`owner`'s notice is no longer true: it goes."""
 
-    def show_status(self, message: str, owner: str = "") -> None:
+    def show_status(self, message: str, owner: str = "", log: bool = True) -> None:
         """The status bar's message; `owner` clears it (clear_status)."""
 
     def clear_status(self, owner: str) -> None:

@@ -130,7 +130,7 @@ class ReadingController(QObject):
         self.run_stats.progressed(p.pages_done)
         eta = self.run_stats.eta_text(p.pages_done)  # models' loading left out
         blocks = f" · blocks {p.blocks_done}/{p.blocks_total}" if p.blocks_total else ""
-        self.window.show_status(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}")
+        self.window.show_status(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}", log=False)
 
     def _on_page_read(self, req_id: int, page) -> None:
         if self._stale(req_id, page.name):

@@ -225,12 +225,14 @@ class MainWindow(QMainWindow):
     def closing(self) -> bool:
         return self._closing
 
-    def show_status(self, message: str, owner: str = "") -> None:
-        """The status line says `message` (in full in the Messages); `owner` (a key such as
-        "export", "reading") may clear it with `clear_status` when it is no longer true."""
+    def show_status(self, message: str, owner: str = "", log: bool = True) -> None:
+        """The status line says `message` (in full in the Messages unless `log` is False: a
+        progress count); `owner` (a key such as "export", "reading") may clear it with
+        `clear_status` when it is no longer true."""
         self.status_label.setText(message)
         self.status_label.owner = owner
-        self.messages.add("status", message, owner)
+        if log:
+            self.messages.add("status", message, owner)
 
     def clear_status(self, owner: str) -> None:
         """`owner`'s status line is no longer true: the line empties (another owner's stays)."""
