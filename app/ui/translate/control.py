@@ -29,7 +29,7 @@ from app.ui.translate.worker import TranslateHost
 class TranslationWindow(EditorWindow, Protocol):
     """What translation uses of the window besides EditorWindow."""
 
-    questions: object  # app.ui.common.dialogs.Questions: the answers given ahead (tests) and the dialogs' parent
+    questions: object  # app.ui.common.dialogs.Questions: the questions, asked over the window
     undo_stack: object  # QUndoStack: the glossary's undoable changes
 
     def update_settings(self, **changes) -> None: ...
@@ -37,6 +37,9 @@ class TranslationWindow(EditorWindow, Protocol):
     def selected_ids(self) -> list[str]: ...
 
     def autosave(self) -> None: ...
+
+    def jump_to_block(self, page: str, block_id: str) -> None:
+        """Show page `page` with `block_id` selected (a row of the translation report)."""
 
 
 class TranslationController(QObject):
