@@ -114,7 +114,7 @@ def test_cbz_and_pdf_are_one_file(volume, tmp_path):
     root, _project = volume
     assert main(["render", str(root / "export.json"), "--out", str(tmp_path / "v.cbz")]) == 0
     with zipfile.ZipFile(tmp_path / "v.cbz") as z:
-        assert z.namelist() == ["page_0000.png", "page_0001.png", "ComicInfo.xml"]
+        assert z.namelist() == ["001.png", "002.png", "ComicInfo.xml"]  # by reading order
     from comicapi.comicarchive import ComicArchive
 
     info = ComicArchive(str(tmp_path / "v.cbz")).read_cix()
@@ -180,3 +180,11 @@ def test_a_missing_page_is_skipped_and_reported(volume, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "gone.png skipped" in err
     assert [p.name for p in (tmp_path / "o").iterdir()] == ["page_0000.png"]
+
+
+def test_cbz_pages_are_numbered_in_reading_order():
+    from app.core.exports.translated_pages import cbz_entry_name
+
+    names = [cbz_entry_name(i, 12) for i in (1, 2, 10, 12)]
+    assert names == ["001.png", "002.png", "010.png", "012.png"] and sorted(names) == names
+    assert cbz_entry_name(7, 1500) == "0007.png"  # wide enough for the volume

@@ -160,3 +160,56 @@ def make_window(qtbot):
         window.questions.answers["unsaved_changes"] = "discard"
         window.close()
         window.shutdown()
+
+
+def answer_dialog(button, asked: list | None = None, timeout_ms: int = 10000):
+    """Answer the next modal dialog as a user would: a timer looks for the active modal widget (a
+    QMessageBox or any QDialog the window opens), records its text in `asked` and clicks the button
+    `button` (a QMessageBox.StandardButton, or a button's label); a file dialog is given the path
+    `button` and accepted, a list to choose from (QInputDialog) the item `button`. A list of
+    buttons answers that many dialogs in turn. Start it just before the call that opens the
+    dialog; the call returns once the button is clicked."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QAbstractButton, QApplication, QFileDialog, QInputDialog, QMessageBox
+
+    todo = list(button) if isinstance(button, list) else [button]
+    timer = QTimer()
+    timer.setInterval(20)
+    state = {"ms": 0, "last": None}
+
+    def answer(dialog, button) -> None:
+        if isinstance(dialog, QFileDialog):  # `button` is the path to choose, typed as a user would
+            path = Path(button)
+            dialog.setDirectory(str(path.parent))
+            dialog.selectFile(path.name)
+            dialog.accept()
+            return
+        if isinstance(dialog, QInputDialog) and isinstance(button, str) and button in dialog.comboBoxItems():
+            dialog.setTextValue(button)
+            dialog.accept()
+            return
+        if isinstance(dialog, QMessageBox) and not isinstance(button, str):
+            target = dialog.button(button)
+        else:
+            target = next((b for b in dialog.findChildren(QAbstractButton) if b.text().replace("&", "") == button),
+                          None)
+        assert target is not None, f"no button {button!r} on the dialog {dialog.windowTitle()!r}"
+        target.click()
+
+    def look() -> None:
+        state["ms"] += 20
+        dialog = QApplication.activeModalWidget()
+        if dialog is None or dialog is state["last"]:
+            if state["ms"] > timeout_ms:
+                timer.stop()
+            return
+        state["last"], state["ms"] = dialog, 0
+        if asked is not None:
+            asked.append(dialog.text() if isinstance(dialog, QMessageBox) else dialog.windowTitle())
+        answer(dialog, todo.pop(0))
+        if not todo:
+            timer.stop()
+
+    timer.timeout.connect(look)
+    timer.start()
+    return timer

@@ -66,7 +66,7 @@ def test_a_session_that_did_not_end_is_offered_back_with_its_journal(make_window
     asked = []
     again.questions.answers["restore_autosave"] = True
     original = again.questions.restore_autosave
-    again.questions.restore_autosave = lambda parent, source: asked.append(source) or original(parent, source)
+    again.questions.restore_autosave = lambda source: asked.append(source) or original(source)
     assert again.session.open_path(pages)
     assert asked == [str(pages)]
     assert again.doc.project.pages[0].blocks[0].text == "救われた" and again.is_dirty()

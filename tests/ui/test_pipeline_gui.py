@@ -3,13 +3,15 @@ window: the blocks and their text on canvas and panel, drawing a box with real m
 cancel, stale results."""
 from dataclasses import replace
 
+import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QMessageBox
 
 from app.core.reading.evaluation import PagesEvaluation
 from app.ocr.text import score
 from app.ui.editor.canvas import Mode
-from tests.ui.conftest import truth_of
+from tests.ui.conftest import answer_dialog, truth_of
 
 # What the demo models do on the first GUI test page (seed 4242, page 0) when committed, with
 # a margin: see tests/test_end_to_end.py for the figures on a larger set of fresh pages.
@@ -151,8 +153,29 @@ def test_read_all_skips_read_pages_and_asks_before_reading_again(make_window, pa
         w.slots.action_run_all()
     assert not w.host.busy() and w.doc.page("page-002.png").blocks == ()  # left alone
     assert w.doc.page("page-001.png").processed and w.doc.page("page-003.png").processed
-    w.questions.answers["reread_all"] = False
+    # every page read: Read all asks first, over the window (the real dialog; No leaves them)
+    asked: list = []
+    answer = answer_dialog(QMessageBox.StandardButton.No, asked)
     assert w.slots.action_run_all() is None and not w.host.busy()
+    assert not answer.isActive() and "Read all pages again?" in asked[0]
+    # Yes reads them all again
+    answer = answer_dialog(QMessageBox.StandardButton.Yes, asked)
+    with qtbot.waitSignal(w.run_finished, timeout=120000) as blocker:
+        w.slots.action_run_all()
+    assert blocker.args[0] == "done" and len(asked) == 2 and w.last_error == ""
+    assert w.doc.page("page-002.png").blocks  # read again: the page left empty has its blocks
+
+
+def test_questions_are_asked_over_a_widget_only(qtbot):
+    from app.ui.common.dialogs import Questions, ask
+    from app.ui.shell.window_actions import WindowActions
+
+    actions = WindowActions(None)  # what the window's actions are: not a widget
+    with pytest.raises(TypeError, match="widget"):
+        Questions(actions)
+    with pytest.raises(TypeError, match="widget"):
+        ask(actions, QMessageBox.Icon.Question, "t", "q", QMessageBox.StandardButton.Yes,
+            QMessageBox.StandardButton.Yes)
 
 
 def test_an_order_renumbered_by_hand_stays_when_the_page_is_read_again(make_window, pages, qtbot):

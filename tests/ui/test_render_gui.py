@@ -163,7 +163,7 @@ def test_export_menu_writes_cbz_and_psd(translated, tmp_path, qtbot):
         exporter.start("cbz", str(tmp_path / "v.cbz"))
     assert sig.args == ["done"]
     with zipfile.ZipFile(tmp_path / "v.cbz") as z:
-        assert z.namelist() == ["page-001.png", "page-002.png", "page-003.png", "ComicInfo.xml"]
+        assert z.namelist() == ["001.png", "002.png", "003.png", "ComicInfo.xml"]
     with qtbot.waitSignal(exporter.finished, timeout=60000):
         exporter.start("psd", str(tmp_path / "psd"))
     from psd_tools import PSDImage

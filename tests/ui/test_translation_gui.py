@@ -253,7 +253,7 @@ def test_a_key_over_plain_http_to_another_machine_is_asked_first(make_window, pa
     assert w.translation.translate_current() == 0  # refused: no request made
     assert "Nothing was sent to http://10.255.255.1:9/v1" in w.notice.label.text()
     asked = []
-    w.questions.insecure_key = lambda parent, server: asked.append(server) or True
+    w.questions.insecure_key = lambda server: asked.append(server) or True
     from app.core.translation.run import translator_settings_from
 
     settings = translator_settings_from(w.settings)

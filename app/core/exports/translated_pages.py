@@ -15,7 +15,9 @@ project's policy for its kind (`Project.outside`), in every text mode: "translat
 transcription in the source mode) lettered as a small note beside it (app.render.page).
 
 Formats: png / jpg / webp / psd write one file per page into a folder, named after the page
-(`001.png` -> `001.psd`); cbz and pdf write one file. PSD layers, top down: a group per
+(`001.png` -> `001.psd`); cbz and pdf write one file. A CBZ's pages are named by their place in
+the reading order, zero-padded (`001.png`, `002.png`, ... `010.png`), since comic readers sort
+the entries by name and `1.png, 10.png, 2.png` would put them out of order. PSD layers, top down: a group per
 lettered block ("block N": an editable type layer and its rendered pixels, hidden), the
 inpainting patches, the cleaned page, the original page (hidden); the merged image is the PNG
 export's pixels. A CBZ holds a ComicInfo.xml.
@@ -35,6 +37,12 @@ from app.render.style import TextStyle, resolve
 FOLDER_FORMATS = ("png", "jpg", "webp", "psd")
 FILE_FORMATS = ("cbz", "pdf")
 FORMATS = FOLDER_FORMATS + FILE_FORMATS
+
+
+def cbz_entry_name(number: int, total: int, ext: str = "png") -> str:
+    """The name of the `number`-th page (1-based, reading order) of a CBZ of `total` pages:
+    zero-padded to three digits or more (`007.png`), so a sort by name is the reading order."""
+    return f"{number:0{max(3, len(str(total)))}d}.{ext}"
 
 
 @dataclass(frozen=True)
@@ -164,6 +172,7 @@ def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine
                         "archive back where it was.") from exc
     sink = CbzWriter(out, info=comic_info(project, options)) if fmt == "cbz" else \
         PdfWriter(out) if fmt == "pdf" else None
+    in_cbz = 0  # pages written into the CBZ so far (a skipped page leaves no gap in the numbers)
     try:
         if sink is not None:
             sink.__enter__()
@@ -191,7 +200,8 @@ def export_translated(project: Project, fmt: str, out: str | os.PathLike, engine
             elif sink is None:
                 report.written.append(write_image(result.final, out / output_name(page.name, fmt)))
             elif fmt == "cbz":
-                sink.add(page.name, result.final)
+                in_cbz += 1
+                sink.add(cbz_entry_name(in_cbz, len(chosen)), result.final)
             else:
                 sink.add(result.final)
             if progress is not None:

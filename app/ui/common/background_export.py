@@ -120,5 +120,5 @@ class BackgroundExport(QObject):
             self.window.show_status("Export cancelled; files already written were kept.")
             self.finished.emit("cancelled")
             return
-        self.window.show_notice("error", f"Export failed: {message}")
+        self.window.show_notice("error", f"Export failed: {message}", owner="export")
         self.finished.emit("failed")

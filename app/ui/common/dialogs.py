@@ -33,7 +33,13 @@ STYLES = {  # kind: (background, text) that read well in light and dark themes
 class NoticeBar(QFrame):
     """A coloured bar with a message, action buttons under it and a close button (hidden when
     empty). The message wraps and the buttons flow onto more rows, so the bar never makes the
-    window wider than a narrow screen."""
+    window wider than a narrow screen.
+
+    Each message has an owner (a short key: "translation", "reading", "export", ...): the part
+    of the app that posted it and clears it when its cause is gone (`post(owner, ...)`,
+    `clear(owner)`). A new message of an owner replaces that owner's last one; the bar shows the
+    newest message standing, and clearing or closing it shows the one under it again. Messages
+    posted with the owner "" stand until the next one without an owner, or until closed."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -60,11 +66,49 @@ class NoticeBar(QFrame):
         self.close_button.clicked.connect(self.dismiss)
         self._layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         self.kind = ""
+        self.owner = ""  # the owner of the message shown
+        self._standing: dict[str, tuple] = {}  # owner -> (kind, html, buttons, closable), oldest first
         self.hide()
 
+    def post(self, owner: str, kind: str, html: str, buttons=(), closable: bool = True) -> None:
+        """Show `html` as `owner`'s message (replacing that owner's last one); buttons are
+        (label, callback) pairs; kind picks the colours."""
+        self._standing.pop(owner, None)
+        self._standing[owner] = (kind, html, tuple(buttons), closable)
+        self._show(owner)
+
+    def clear(self, owner: str) -> None:
+        """`owner`'s message is no longer true: gone (the one under it shows again)."""
+        if self._standing.pop(owner, None) is not None and owner == self.owner:
+            self._show_newest()
+
+    def clear_all(self) -> None:
+        self._standing.clear()
+        self._show_newest()
+
+    def message(self, owner: str) -> str:
+        """The html of `owner`'s standing message ("" when it has none)."""
+        entry = self._standing.get(owner)
+        return entry[1] if entry else ""
+
+    def owners(self) -> list[str]:
+        """The owners of the standing messages, oldest first."""
+        return list(self._standing)
+
     def show_message(self, kind: str, html: str, buttons=(), closable: bool = True) -> None:
-        """Show `html`; buttons are (label, callback) pairs; kind picks the colours."""
-        self.kind = kind
+        """Show `html` with no owner (replacing the last message without one)."""
+        self.post("", kind, html, buttons, closable)
+
+    def _show_newest(self) -> None:
+        if self._standing:
+            self._show(next(reversed(self._standing)))
+        else:
+            self.kind, self.owner = "", ""
+            self.hide()
+
+    def _show(self, owner: str) -> None:
+        kind, html, buttons, closable = self._standing[owner]
+        self.kind, self.owner = kind, owner
         bg, fg = STYLES.get(kind, STYLES["info"])
         pal = self.palette()
         pal.setColor(QPalette.ColorRole.Window, QColor(bg))
@@ -92,62 +136,74 @@ class NoticeBar(QFrame):
         return list(self._buttons)
 
     def dismiss(self) -> None:
-        self.kind = ""
-        self.hide()
+        """The user closed the message shown (or its owner is done with it): the one under it shows."""
+        self.clear(self.owner)
+
+
+def ask(parent: QWidget, icon: QMessageBox.Icon, title: str, text: str, buttons, default):
+    """Ask a modal question over `parent` (a widget: the dialog's owner and position) and return
+    the StandardButton clicked. Every yes/no question of the window goes through here, so none is
+    given a parent that is not a widget."""
+    if not isinstance(parent, QWidget):
+        raise TypeError(f"a question needs a widget as its parent, not {type(parent).__name__}")
+    box = QMessageBox(icon, title, text, buttons, parent)
+    box.setDefaultButton(default)
+    return QMessageBox.StandardButton(box.exec())
 
 
 class Questions:
-    """The modal questions the window asks; tests replace `answers` to answer them."""
+    """The modal questions a window asks, each shown over that window (given at construction, so a
+    question cannot be given another parent). `answers` holds answers given ahead, by question
+    name: the smoke test and the close of test windows use it; scenario tests answer the real
+    dialogs instead."""
 
-    def __init__(self):
-        self.answers: dict[str, object] = {}  # question name -> fixed answer (tests, smoke test)
+    def __init__(self, window: QWidget):
+        if not isinstance(window, QWidget):
+            raise TypeError(f"questions are asked over a widget, not {type(window).__name__}")
+        self.window = window
+        self.answers: dict[str, object] = {}  # question name -> fixed answer (smoke test, closing test windows)
 
-    def unsaved_changes(self, parent) -> str:
+    def _yes(self, name: str, icon, title: str, text: str, default_yes: bool) -> bool:
+        if name in self.answers:
+            return bool(self.answers[name])
+        yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No
+        return ask(self.window, icon, title, text, yes | no, yes if default_yes else no) == yes
+
+    def unsaved_changes(self) -> str:
         """'save', 'discard' or 'cancel'."""
         if "unsaved_changes" in self.answers:
             return str(self.answers["unsaved_changes"])
-        box = QMessageBox(QMessageBox.Icon.Question, "Unsaved changes",
-                          "This project has changes that are not saved. Save them before closing?",
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, parent)
-        box.setDefaultButton(QMessageBox.StandardButton.Save)
-        answer = box.exec()
-        return {QMessageBox.StandardButton.Save: "save",
-                QMessageBox.StandardButton.Discard: "discard"}.get(QMessageBox.StandardButton(answer), "cancel")
+        b = QMessageBox.StandardButton
+        answer = ask(self.window, QMessageBox.Icon.Question, "Unsaved changes",
+                     "This project has changes that are not saved. Save them before closing?",
+                     b.Save | b.Discard | b.Cancel, b.Save)
+        return {b.Save: "save", b.Discard: "discard"}.get(answer, "cancel")
 
-    def reread_all(self, parent) -> bool:
+    def reread_all(self) -> bool:
         """Every page has been read: read them all again (replacing corrections)?"""
-        if "reread_all" in self.answers:
-            return bool(self.answers["reread_all"])
-        answer = QMessageBox.question(
-            parent, "Read all pages again?",
-            "Every page has been read already. Reading them again replaces their blocks and any "
-            "corrections (Undo brings them back). Read all pages again?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
+        return self._yes("reread_all", QMessageBox.Icon.Question, "Read all pages again?",
+                         "Every page has been read already. Reading them again replaces their blocks and any "
+                         "corrections (Undo brings them back). Read all pages again?", default_yes=False)
 
-    def insecure_key(self, parent, server: str) -> bool:
+    def translate_again(self) -> bool:
+        """Every read page is translated: translate them all again (hand edits kept)?"""
+        return self._yes("translate_again", QMessageBox.Icon.Question, "Translate all pages again?",
+                         "Every page that has been read is translated already. Translate them all again? "
+                         "Translations you edited by hand are kept (Translate > Translate page again replaces "
+                         "them, page by page).", default_yes=False)
+
+    def insecure_key(self, server: str) -> bool:
         """Send an API key over plain http:// to another machine (`server`)?"""
-        if "insecure_key" in self.answers:
-            return bool(self.answers["insecure_key"])
-        answer = QMessageBox.warning(
-            parent, "Send the key unencrypted?",
-            f"{server} is reached over plain http:// on another machine: anyone on the network path can "
-            "read the API key sent with each request.\n\nUse an https:// address if the server has one. "
-            "Send the key over http:// anyway (until the app closes)?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
+        return self._yes("insecure_key", QMessageBox.Icon.Warning, "Send the key unencrypted?",
+                         f"{server} is reached over plain http:// on another machine: anyone on the network path "
+                         "can read the API key sent with each request.\n\nUse an https:// address if the server "
+                         "has one. Send the key over http:// anyway (until the app closes)?", default_yes=False)
 
-    def restore_autosave(self, parent, source: str) -> bool:
+    def restore_autosave(self, source: str) -> bool:
         """After a crash: restore the autosaved edits of `source`?"""
-        if "restore_autosave" in self.answers:
-            return bool(self.answers["restore_autosave"])
-        answer = QMessageBox.question(
-            parent, "Restore unsaved edits?",
-            f"Hayai Desktop did not close normally while {source} was open.\n\n"
-            "Restore the edits that were not saved?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
-        return answer == QMessageBox.StandardButton.Yes
+        return self._yes("restore_autosave", QMessageBox.Icon.Question, "Restore unsaved edits?",
+                         f"Hayai Desktop did not close normally while {source} was open.\n\n"
+                         "Restore the edits that were not saved?", default_yes=True)
 
 
 class ShortcutsDialog(QDialog):

@@ -74,6 +74,25 @@ def _draw_box(p: QPainter) -> None:
     p.drawLine(QPointF(15, 18), QPointF(23, 18))
 
 
+def _translate(p: QPainter) -> None:
+    """A speech bubble holding a kana and a Latin letter: this text into that language."""
+    from PySide6.QtGui import QFont
+
+    bubble = QPainterPath()
+    bubble.addRoundedRect(QRectF(2, 2, 20, 15), 4, 4)
+    tail = QPainterPath()
+    tail.moveTo(7, 16)
+    tail.lineTo(6, 22)
+    tail.lineTo(12, 16)
+    p.drawPath(bubble.united(tail))
+    font = QFont()
+    font.setPixelSize(9)
+    font.setBold(True)
+    p.setFont(font)
+    p.drawText(QRectF(3, 3, 9, 13), Qt.AlignmentFlag.AlignCenter, "あ")
+    p.drawText(QRectF(12, 3, 9, 13), Qt.AlignmentFlag.AlignCenter, "A")
+
+
 PAINTERS = {
     "open_folder": _folder,
     "save": _save,
@@ -83,6 +102,7 @@ PAINTERS = {
     "next_page": lambda p: _arrow(p, True),
     "prev_page": lambda p: _arrow(p, False),
     "draw": _draw_box,
+    "translate": _translate,
 }
 ICON_NAMES = tuple(PAINTERS)
 

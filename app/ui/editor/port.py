@@ -16,6 +16,7 @@ class EditorWindow(Protocol):
     doc: DocumentModel  # every document change goes through it (or through `edit`)
     settings: AppSettings  # read only: changes go through update_settings
     current: str  # the page shown ("" when none)
+    messages: object  # app.ui.common.messages.MessageLog: every status line and notice in full
 
     @property
     def closing(self) -> bool:
@@ -27,13 +28,16 @@ class EditorWindow(Protocol):
         ...
 
     def show_notice(self, kind: str, message: str, buttons=(), owner: str = "") -> None:
-        """A message over the page: info | warning | error | reread; `owner` may clear it."""
+        """A message over the page: info | warning | error | reread; `owner` clears it (clear_notice)."""
 
     def clear_notice(self, owner: str) -> None:
-        """Take back the message over the page if `owner` showed it (its cause is gone)."""
+        """`owner`'s notice is no longer true: it goes."""
 
-    def show_status(self, message: str) -> None:
-        """The status bar's message."""
+    def show_status(self, message: str, owner: str = "", log: bool = True) -> None:
+        """The status bar's message; `owner` clears it (clear_status)."""
+
+    def clear_status(self, owner: str) -> None:
+        """`owner`'s status line is no longer true: it empties."""
 
     def record_error(self, message: str) -> None:
         """The last error a background task reported (the smoke test prints it)."""

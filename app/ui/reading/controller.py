@@ -140,7 +140,7 @@ class ReadingController(QObject):
         self.run_stats.progressed(p.pages_done)
         eta = self.run_stats.eta_text(p.pages_done)  # models' loading left out
         blocks = f" · blocks {p.blocks_done}/{p.blocks_total}" if p.blocks_total else ""
-        self.window.show_status(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}")
+        self.window.show_status(f"Reading pages {p.pages_done}/{p.pages_total}{blocks}{eta}", log=False)
 
     def _on_page_read(self, req_id: int, page) -> None:
         if self._stale(req_id, page.name):
@@ -180,7 +180,7 @@ class ReadingController(QObject):
             self.window.record_error(message)
             if self.device_label.text() == "Loading models…":
                 self.device_label.setText("Models not loaded")
-            self.window.show_notice("error", message, owner=NOTICE_OWNER)
+            self.window.show_notice("error", message, owner="reading")  # cleared by the next run that ends done
 
     def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
         """From the host's registry, once the worker is done with `req_id` (wanted or not)."""
@@ -189,9 +189,9 @@ class ReadingController(QObject):
         if not self.host.busy():
             self.progress.hide()
             self.window.update_cancel()
-        if status == "done" and not ctx.get("quiet"):
-            self.window.clear_notice(NOTICE_OWNER)  # reading works now: an earlier failure's message goes
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
+        if status == "done" and not ctx.get("quiet"):
+            self.window.clear_notice("reading")  # what failed before (a model missing) works now
         if ctx["kind"] == "pages":
             if not ctx.get("quiet"):  # quiet: a run of the source that was open before this one
                 self.window.show_status(self.run_stats.summary(status) if req_id == self.run_id

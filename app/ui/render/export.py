@@ -97,4 +97,6 @@ class PageExporter(QObject):
         self.window.update_settings(export_dir=str(folder))
         if report.skipped:
             self.window.show_notice("warning", f"Export: {len(report.skipped)} page(s) could not be read and were "
-                               f"skipped: {', '.join(n for n, _ in report.skipped[:5])}")
+                                    f"skipped: {', '.join(n for n, _ in report.skipped)}", owner="export")
+        else:
+            self.window.clear_notice("export")  # an earlier export's failure is over

@@ -55,6 +55,15 @@ def attach(window: ScriptWindow) -> ScriptView:
     window.page_shown.connect(fit.ensure)
     fit.progressed.connect(view.update_count)
     view.dock, view.toggle = dock, toggle
+
+    def first_height(visible: bool) -> None:
+        """The first time it opens, the dock takes half the window's height (a dozen
+        rows at 1280x800 with the find bar open, not the four its own size hint gives)."""
+        if visible and not getattr(dock, "sized", False):
+            dock.sized = True
+            window.resizeDocks([dock], [max(dock.height(), window.height() // 2)], Qt.Orientation.Vertical)
+
+    dock.visibilityChanged.connect(first_height)
     bar = view.find_bar = FindBar(window, view)
     view.layout().insertWidget(0, bar)
     find = view.find_action = QAction("&Find in the volume…", window)

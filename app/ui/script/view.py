@@ -20,6 +20,7 @@ from app.ui.script.model import (
     KEY_ROLE,
     ORDER_CHECK,
     SOURCE,
+    STATUS,
     STATUSES,
     TRANSLATION,
     ScriptFilter,
@@ -74,9 +75,15 @@ class ScriptView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for col, width in ((0, 52), (1, 40), (2, 70), (SOURCE, 320), (TRANSLATION, 320)):
+        for col, width in ((0, 52), (1, 40), (2, 70)):
             header.resizeSection(col, width)
-        header.setStretchLastSection(True)
+        # the texts share the dock's width and Status is as wide as its longest word, so a narrow
+        # dock (1280x800, Pages and Blocks docks open) needs no sideways scrolling to see Status
+        header.setSectionResizeMode(SOURCE, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(TRANSLATION, QHeaderView.ResizeMode.Stretch)
+        longest = max((self.fontMetrics().horizontalAdvance(s) for s in (*STATUSES, "Status")), default=80)
+        header.resizeSection(STATUS, longest + 24)
+        header.setStretchLastSection(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(row)

@@ -52,6 +52,9 @@ NEEDS_PROJECT = ("save", "next_page", "prev_page", "run_page", "run_all", "draw"
                  "edit_inline", "reread", "delete", "merge", "kind_bubble", "kind_caption", "kind_sfx", "zoom_in",
                  "zoom_out", "fit_page", "fit_width", "actual_size")
 
+TRANSLATION_NEEDS_PROJECT = ("translate_page", "translate_selected", "translate_pages", "translate_all",
+                             "retranslate_page", "retranslate_selected", "add_term")
+
 
 def build(w) -> SimpleNamespace:
     """Create actions, menus and the toolbar of MainWindow `w`; returns the actions by name."""
@@ -229,7 +232,10 @@ def refresh_icons(w, a: SimpleNamespace | None = None) -> None:
     """(Re)paint the toolbar icons in the window's current palette (light or dark)."""
     a = a or w.act
     for name in icons.ICON_NAMES:
-        getattr(a, name).setIcon(icons.icon(name, w.palette()))
+        if hasattr(a, name):
+            getattr(a, name).setIcon(icons.icon(name, w.palette()))
+    if getattr(w, "translation", None) is not None:  # the Translate button, once the controller is there
+        w.translation.act.toolbar.setIcon(icons.icon("translate", w.palette()))
 
 
 def update_enabled(w) -> None:
@@ -237,5 +243,8 @@ def update_enabled(w) -> None:
     has_project = w.doc.project is not None
     for name in NEEDS_PROJECT:
         getattr(w.act, name).setEnabled(has_project)
+    translation = getattr(w, "translation", None)  # built after the window's own actions
+    for name in TRANSLATION_NEEDS_PROJECT if translation is not None else ():
+        getattr(translation.act, name).setEnabled(has_project)
     for menu in w.act.project_menus:
         menu.setEnabled(has_project)

@@ -20,8 +20,9 @@ from app.core.config.settings import AppSettings
 from app.core.document import edits
 from app.ui.common import error_text, log_bridge
 from app.ui.common.dialogs import NoticeBar, Questions
+from app.ui.common.messages import MessageLog, StatusLine
 from app.ui.common.screens import install_dialog_fitter, place_window, scrollable_docks
-from app.ui.common.widgets import ElidedLabel, breakable
+from app.ui.common.widgets import breakable
 from app.ui.editor.block_panel import BlockPanel
 from app.ui.editor.canvas import Mode, PageView
 from app.ui.editor.document_model import DocumentModel
@@ -64,6 +65,9 @@ class MainWindow(QMainWindow):
         self.script = script_ui.attach(self)  # the Script dock: every block of the volume
         self.view_menu.addSeparator()
         self.view_menu.addAction(self.script.toggle)
+        messages = self.messages_dock.toggleViewAction()
+        messages.setText("Messages (everything the status bar and notices said)")
+        self.view_menu.addAction(messages)
         self.order_checks = order_check_ui.attach(self)  # pages marked "check the order": F8 steps through them
         self.view_menu.addActions([self.order_checks.next_action, self.order_checks.previous_action])
         self.edit_menu.addSeparator()
@@ -89,7 +93,7 @@ class MainWindow(QMainWindow):
         self.settings_path = settings_path
         self.settings_writer = SettingsWriter(self)
         self.settings_writer.failed.connect(lambda message: self.show_notice("warning", message))
-        self.questions = Questions()
+        self.questions = Questions(self)  # asked over this window
         self.demo = False
         self.user_settings = None  # (settings, file) to return to when the demo opened from the menu
         self.pipeline_overrides: dict = {}  # other PipelineSettings values (tests, benchmarks)
@@ -130,7 +134,12 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
     def _build_status_bar(self) -> None:
-        self.status_label = ElidedLabel("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
+        self.status_label = StatusLine("Open a folder or an archive of pages (Ctrl+O, or drop it here).")
+        self.messages = MessageLog()  # every status line and notice, in full (View > Messages)
+        self.messages_dock = window_layout.dock(self, "Messages", self.messages, "messages",
+                                                Qt.DockWidgetArea.BottomDockWidgetArea, closable=True)
+        self.messages_dock.hide()
+        self.status_label.clicked.connect(self.show_messages)
         self.reading = ReadingController(self, self)  # runs, drawn boxes, re-reads, the device in use
         self.host = self.reading.host  # the reading worker's registry of live requests
         self.progress, self.device_label = self.reading.progress, self.reading.device_label
@@ -218,8 +227,27 @@ class MainWindow(QMainWindow):
     def closing(self) -> bool:
         return self._closing
 
-    def show_status(self, message: str) -> None:
+    def show_status(self, message: str, owner: str = "", log: bool = True) -> None:
+        """The status line says `message` (in full in the Messages unless `log` is False: a
+        progress count); `owner` (a key such as "export", "reading") may clear it with
+        `clear_status` when it is no longer true."""
         self.status_label.setText(message)
+        self.status_label.owner = owner
+        if log:
+            self.messages.add("status", message, owner)
+
+    def clear_status(self, owner: str) -> None:
+        """`owner`'s status line is no longer true: the line empties (another owner's stays)."""
+        if self.status_label.owner == owner and owner:
+            self.status_label.setText("")
+            self.status_label.owner = ""
+
+    def show_messages(self) -> None:
+        """The Messages dock, open and on top, scrolled to the newest."""
+        self.messages_dock.show()
+        self.messages_dock.raise_()
+        bar = self.messages.text.verticalScrollBar()
+        bar.setValue(bar.maximum())
 
     def record_error(self, message: str) -> None:
         self.last_error = message
@@ -258,7 +286,7 @@ class MainWindow(QMainWindow):
         self.undo_stack.clear()
         self.images.clear()
         self.current = ""
-        self.notice.dismiss()
+        self.notice.clear_all()
 
     def show_project(self, source: str) -> None:
         self.adapting.source_opened()  # the volume's OCR adapter, if it has one
@@ -279,7 +307,8 @@ class MainWindow(QMainWindow):
         if name != self.current:
             self.panel.flush()
             self.view.cancel_inline_edit()
-            self.notice.dismiss() if self.notice.kind == "reread" else None
+            self.notice.clear("reread")
+            self.notice.clear("page")
         self.current = name
         page = self.doc.page(name)
         self.page_list.select_page(name)
@@ -304,7 +333,7 @@ class MainWindow(QMainWindow):
 
     def _on_image_failed(self, name: str, message: str) -> None:
         if name == self.current:
-            self.show_notice("error", message)
+            self.show_notice("error", message, owner="page")
 
     def step_page(self, step: int) -> None:
         names = self.doc.page_names()
@@ -321,7 +350,9 @@ class MainWindow(QMainWindow):
             self.panel.set_page(page)
             self.adapting.page_shown(page)
             if page.error:
-                self.show_notice("error", f"{page.name}: {page.error}")
+                self.show_notice("error", f"{page.name}: {page.error}", owner="page")
+            else:
+                self.clear_notice("page")
 
     # --- selection --------------------------------------------------------------------------------
     def _on_canvas_selection(self, block_id: str) -> None:
@@ -376,26 +407,29 @@ class MainWindow(QMainWindow):
         if self.edit(lambda p: edits.set_box(p, block_id, box), "move block"):
             order = self.doc.page(name).block(block_id).order
             self.show_notice("reread", f"Block {order} changed shape. Read it again from the page?",
-                             [("Re-read block", lambda: (self.notice.dismiss(), self.reread([block_id], name)))])
-
-    def clear_notice(self, owner: str) -> None:
-        """The message over the page goes if `owner` showed it (its cause is gone)."""
-        if self.notice.isVisible() and getattr(self.notice, "owner", "") == owner:
-            self.notice.dismiss()
+                             [("Re-read block", lambda: (self.clear_notice("reread"), self.reread([block_id], name)))],
+                             owner="reread")
 
     def show_notice(self, kind: str, message: str, buttons=(), owner: str = "") -> None:
-        """Show a message over the page; an error that names a terminal command to fetch a model
-        offers the model manager on that model instead (app.ui.common.error_text). `owner`
-        names who may take it back (`clear_notice`) once its cause is gone."""
+        """Show a message over the page (and in the Messages). `owner` is who clears it when its
+        cause is gone (`clear_notice(owner)`: "reading", "translation", "export", "save", ...); a new
+        message of an owner replaces its last one, and a message without an owner stands until the
+        next one without an owner or until closed. An error that names a terminal command to fetch
+        a model offers the model manager on that model instead (app.ui.common.error_text)."""
         from html import escape
 
         if kind == "error":
             message, model = error_text.for_gui(message)
             if not buttons and (model or error_text.mentions_manager(message)):
                 buttons = [("Open the model manager", lambda: self.models.open_manager(select=model))]
-        self.notice.show_message("warning" if kind == "reread" else kind, escape(breakable(message)), buttons)
+        self.messages.add(kind, message, owner)
+        self.notice.post(owner, "warning" if kind == "reread" else kind, escape(breakable(message)), buttons)
         self.notice.kind = kind
         self.notice.owner = owner
+
+    def clear_notice(self, owner: str) -> None:
+        """`owner`'s notice is no longer true (its cause is gone): it goes, the one under it shows."""
+        self.notice.clear(owner)
 
     # --- saving, autosave, closing --------------------------------------------------------------
     def is_dirty(self) -> bool:

@@ -111,6 +111,8 @@ class ReaderExporter(QObject):
         if result.skipped:
             note = f"; {len(result.skipped)} page(s) skipped ({result.skipped[0][0]}: {result.skipped[0][1]})"
             self.window.show_notice("warning", f"Export: {len(result.skipped)} page(s) could not be read and were "
-                               f"skipped: {', '.join(n for n, _ in result.skipped[:5])}")
+                                    f"skipped: {', '.join(n for n, _ in result.skipped)}", owner="export")
+        else:
+            self.window.clear_notice("export")  # an earlier export's failure is over
         self.window.show_status(f"Exported {what} to {self.out}{note}.")
         self.window.update_settings(export_dir=str(Path(self.out) if self.kind == "mokuro" else Path(self.out).parent))

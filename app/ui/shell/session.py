@@ -128,7 +128,7 @@ class SessionController:
         held_by = None if lock.acquire() else lock.message()
         project, restored = None, False
         if held_by is None and recoverable_edits(path):  # only the project's one writer restores
-            if self.window.questions.restore_autosave(self.window, str(path)):
+            if self.window.questions.restore_autosave(str(path)):
                 try:
                     project = open_project(path, names, project_file=recoverable_autosave(path), replay_journal=True)
                     restored = True
@@ -241,18 +241,21 @@ class SessionController:
             return True
         self.window.flush_editors()
         if self.read_only:
-            self.window.show_notice("error", f"Not saved: {self.read_only}")
+            self.window.show_notice("error", f"Not saved: {self.read_only}", owner="save")
             return False
         try:
             target = save_project(self.window.doc.project)
         except (UserError, OSError) as exc:
-            self.window.show_notice("error", f"Could not save {project_path_for(self.window.doc.source)}: {exc}")
+            self.window.show_notice("error", f"Could not save {project_path_for(self.window.doc.source)}: {exc}",
+                                    owner="save")
             return False
         discard_autosave(self.window.doc.source)
         self._fold_journal()
         self.restored_unsaved = False
         self.window.undo_stack.setClean()
         self.window.refresh_title()
+        self.window.clear_notice("save")
+        self.window.clear_notice("autosave")
         self.window.show_status(f"Saved {target}")
         return True
 
@@ -264,8 +267,9 @@ class SessionController:
         try:
             save_autosave(self.window.doc.project)
         except (UserError, OSError) as exc:
-            self.window.show_notice("warning", f"Autosave failed: {exc}")
+            self.window.show_notice("warning", f"Autosave failed: {exc}", owner="autosave")
             return
+        self.window.clear_notice("autosave")  # it works again
         self._fold_journal()  # the autosave holds every edit journaled so far
 
     def _confirm_leave(self) -> bool:
@@ -278,7 +282,7 @@ class SessionController:
             if mine:
                 discard_autosave(self.window.doc.source)
             return True
-        answer = self.window.questions.unsaved_changes(self.window)
+        answer = self.window.questions.unsaved_changes()
         if answer == "cancel":
             return False
         if answer == "save":
@@ -318,8 +322,9 @@ class SessionController:
                 self.export_to(path, fmt, scope, translations)
                 self.window.update_settings(export_dir=str(Path(path).parent))
                 self.window.show_status(f"Exported {path}")
+                self.window.clear_notice("export")
             except (UserError, OSError) as exc:
-                self.window.show_notice("error", f"Export to {path} failed: {exc}")
+                self.window.show_notice("error", f"Export to {path} failed: {exc}", owner="export")
 
     def import_from(self, path: str | Path, into: str) -> tuple[int, list[str]]:
         """Fill transcriptions or translations from a TXT file as one undoable step.
@@ -359,8 +364,9 @@ class SessionController:
                 export_script(self.window.doc.project, path, fmt)
                 self.window.update_settings(export_dir=str(Path(path).parent))
                 self.window.show_status(f"Exported the script to {path}")
+                self.window.clear_notice("export")
             except (UserError, OSError) as exc:
-                self.window.show_notice("error", f"Export to {path} failed: {exc}")
+                self.window.show_notice("error", f"Export to {path} failed: {exc}", owner="export")
 
     def import_script_from(self, path: str | Path) -> tuple[int, list[str]]:
         """Fill sources and translations from a CSV / TSV script as one undoable step.
@@ -383,10 +389,12 @@ class SessionController:
         return len(changed), list(result.warnings)
 
     def _warn_unplaced(self, what: str, warnings: list[str]) -> None:
-        """A notice with the first five of an import's warnings."""
+        """A notice with the first five of an import's warnings; every one of them in the Messages."""
         if warnings:
-            more = f" (and {len(warnings) - 5} more)" if len(warnings) > 5 else ""
-            self.window.show_notice("warning", f"{what} " + " · ".join(warnings[:5]) + more)
+            more = f" (and {len(warnings) - 5} more: View > Messages lists them)" if len(warnings) > 5 else ""
+            for warning in warnings:
+                self.window.messages.add("warning", f"{what} {warning}", "import")
+            self.window.show_notice("warning", f"{what} " + " · ".join(warnings[:5]) + more, owner="import")
 
     def import_script_dialog(self) -> None:
         if self.window.doc.project is None:

@@ -47,7 +47,7 @@ class WindowActions:
             return
         todo = [p.name for p in self.window.doc.project.pages if not p.processed]
         if not todo:
-            if not self.window.questions.reread_all(self):
+            if not self.window.questions.reread_all():
                 return
             todo = self.window.doc.page_names()
         self.window.run_pages(todo)

@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
 from app.ui.render.controller import RenderController
+from app.ui.shell import actions
 
 
 def add_render(window) -> None:
@@ -64,6 +65,7 @@ def add_translation(window) -> None:
     tr.selection = lambda: window.script.chosen_keys() or [(window.current, b) for b in window.selected_ids()]
     window.script.add_row_actions([tr.act.translate_selected, tr.act.retranslate_selected])
     _add_series(window, tr.series, menu)
+    actions.update_enabled(window)  # nothing to translate while no volume is open
 
 
 def _add_series(window, series, menu) -> None:

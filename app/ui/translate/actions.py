@@ -5,7 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QStyle
+
+from app.ui.common import icons
 
 SHORTCUTS = [
     ("translate_page", "Translate this page", "Ctrl+T"),
@@ -24,7 +25,7 @@ def build_actions(ctl) -> SimpleNamespace:
         setattr(a, name, act)
     a.translate_page.setText("Translate page")
     a.translate_page.setToolTip("Machine-translate this page (Ctrl+T)")
-    a.translate_page.setIcon(QApplication.style().standardIcon(QStyle.StandardPixmap.SP_BrowserReload))
+    a.translate_page.setIcon(icons.icon("translate", ctl._parent_widget().palette()))  # repainted on a theme switch
     a.translate_page.triggered.connect(ctl.translate_current)
     a.translate_all.triggered.connect(ctl.translate_all)
     a.translate_selected.setText("Translate the selected blocks")

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QLabel, QMessageBox, QProgressBar
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QLabel, QProgressBar
 
 from app.core.document import edits
 from app.errors import UserError
@@ -30,7 +30,7 @@ from app.ui.translate.worker import TranslateHost
 class TranslationWindow(EditorWindow, Protocol):
     """What translation uses of the window besides EditorWindow."""
 
-    questions: object  # app.ui.common.dialogs.Questions: the answers given ahead (tests) and the dialogs' parent
+    questions: object  # app.ui.common.dialogs.Questions: the questions, asked over the window
     undo_stack: object  # QUndoStack: the glossary's undoable changes
 
     def update_settings(self, **changes) -> None: ...
@@ -38,6 +38,9 @@ class TranslationWindow(EditorWindow, Protocol):
     def selected_ids(self) -> list[str]: ...
 
     def autosave(self) -> None: ...
+
+    def jump_to_block(self, page: str, block_id: str) -> None:
+        """Show page `page` with `block_id` selected (a row of the translation report)."""
 
 
 class TranslationController(QObject):
@@ -59,6 +62,7 @@ class TranslationController(QObject):
         self._run: dict = {}
         self._dialog = None
         self.last_error = ""
+        self.report: list = []  # the last run's blocks left untranslated (app.ui.translate.report)
         self.status = QLabel()
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
@@ -125,7 +129,7 @@ class TranslationController(QObject):
         server = server_label(settings.base_url)
         if server in self._insecure_ok:
             return True
-        if self.window.questions.insecure_key(self.window, server):
+        if self.window.questions.insecure_key(server):
             self._insecure_ok.add(server)
             return True
         self.window.show_notice("warning", f"Nothing was sent to {server}: the API key would travel unencrypted "
@@ -309,15 +313,7 @@ class TranslationController(QObject):
         return self.parent()
 
     def _ask_again(self) -> bool:
-        answers = self.window.questions.answers
-        if "translate_again" in answers:
-            return bool(answers["translate_again"])
-        answer = QMessageBox.question(
-            self._parent_widget(), "Translate all pages again?",
-            "Every page that has been read is translated already. Translate them all again? Translations "
-            "you edited by hand are kept (Translate > Translate page again replaces them, page by page).",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
+        return self.window.questions.translate_again()
 
     def start(self, names: list[str], retranslate: bool = False, replace_edited: bool = False,
               blocks: frozenset | None = None) -> int:
@@ -406,7 +402,11 @@ class TranslationController(QObject):
             if macro:
                 w.undo_stack.endMacro()
         if outcome.problem:
-            run["problems"].append(f"{outcome.name}: {outcome.summary()}")
+            from app.ui.translate.report import report_rows
+
+            names = self.window.doc.page_names()
+            number = names.index(outcome.name) + 1 if outcome.name in names else 0
+            run["problems"].extend(report_rows(outcome, number))
 
     def _apply_page(self, outcome, run: dict) -> None:
         w = self.window
@@ -454,7 +454,7 @@ class TranslationController(QObject):
         if self._live(rid):
             self.last_error = message
             w = self.window
-            w.show_notice("error", message)
+            w.show_notice("error", message, owner="translation")  # cleared by the next run that succeeds
 
     def _on_finished(self, rid: int, status: str, ctx: dict) -> None:
         """From the host's registry, once the worker is done with `rid` (wanted or not)."""
@@ -472,13 +472,55 @@ class TranslationController(QObject):
         secs = time.monotonic() - run.get("started", time.monotonic())
         label = {"done": "Translated", "cancelled": "Translation cancelled", "failed": "Translation failed"}[status]
         self.status.setText(f"{label}: {run.get('blocks', 0)} block(s) on {run.get('done', 0)} page(s) in {secs:.1f} s")
+        self.status.setToolTip(self.status.text())
+        self.window.messages.add("status", self.status.text(), "translation")
         problems = run.get("problems", [])
+        if status == "done":
+            self.window.clear_notice("translation")  # an earlier run's error (a server down) is over
         if problems:
-            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-            self.window.show_notice("warning", "Some blocks were not translated; Translate all resumes with them. "
-                               + " · ".join(problems[:3]) + more)
+            self.show_report(problems)
+        elif status == "done":
+            self.refresh_report()
         self.run_id = 0
         self.run_finished.emit(status)
+
+    def show_report(self, rows) -> None:
+        """The run's report: a banner naming the blocks left untranslated (page and number), with
+        the way to the list of every one of them."""
+        from app.ui.translate.report import banner_text
+
+        self.report = list(rows)
+        self.window.show_notice("warning", banner_text(self.report),
+                                [("Show every block", self.open_report)], owner="translation-report")
+
+    def refresh_report(self) -> None:
+        """The report keeps the blocks still without a translation; once there are none, it goes."""
+        doc = self.window.doc
+        def untranslated(r) -> bool:
+            page = doc.page(r.page) if doc.has_page(r.page) else None
+            if page is None:
+                return False
+            if not r.block_id:  # the page as a whole: while any of its blocks has no translation
+                return any(not b.translation for b in page.blocks)
+            block = page.block(r.block_id)
+            return block is not None and not block.translation
+
+        left = [r for r in self.report if untranslated(r)]
+        if left and left != self.report:
+            self.show_report(left)
+        elif not left:
+            self.report = []
+            self.window.clear_notice("translation-report")
+
+    def open_report(self):
+        """The dialog listing every block of the last report; returns it (shown modeless)."""
+        from app.ui.translate.report import ReportDialog
+
+        dialog = ReportDialog(self.report, self._parent_widget())
+        dialog.jump.connect(self.window.jump_to_block)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     def restore(self, block_id: str) -> None:
         """The block panel's Restore: the machine translation back over a hand edit (undoable)."""
