@@ -9,6 +9,7 @@ from PIL import Image, ImageDraw
 
 from app.core.document import edits
 from app.core.document.types import Block, Page, Project
+from app.core.project.codec import SCHEMA_MINOR, SCHEMA_VERSION
 from app.core.project.files import load_project, save_project
 from app.core.reading.pipeline import Pipeline, PipelineSettings, read_blocks
 from app.core.sources.source import open_source
@@ -77,7 +78,7 @@ def test_the_mark_is_kept_in_the_project_file(tmp_path):
     path = save_project(project, tmp_path / "p.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["pages"][0]["order_check"] == DOUBT_WORDS["rows_or_columns"]
-    assert "order_check" not in data["pages"][1] and (data["version"], data["minor"]) == (1, 4)
+    assert "order_check" not in data["pages"][1] and (data["version"], data["minor"]) == (SCHEMA_VERSION, SCHEMA_MINOR)
     again = load_project(path)
     assert [p.order_check for p in again.pages] == [DOUBT_WORDS["rows_or_columns"], None]
     assert again == project

@@ -13,6 +13,7 @@ from PIL import Image, ImageDraw
 from app.cli import main
 from app.core.document.types import Block, Page, Project
 from app.core.exports.translated_pages import RenderOptions, render_blocks
+from app.core.project.codec import SCHEMA_MINOR, SCHEMA_VERSION
 from app.core.project.files import load_project, save_project
 from app.detect import Detection, build_regions
 from app.detect.blocks import gray_page
@@ -75,7 +76,7 @@ def test_the_policy_is_saved_with_the_project_and_a_bad_one_is_named(tmp_path):
     project = _project(tmp_path, {"sfx": "beside", "caption": "keep"})
     path = save_project(project, tmp_path / "p.json")
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["outside"] == {"caption": "keep", "sfx": "beside"} and (data["version"], data["minor"]) == (1, 4)
+    assert data["outside"] == {"caption": "keep", "sfx": "beside"} and (data["version"], data["minor"]) == (SCHEMA_VERSION, SCHEMA_MINOR)
     again = load_project(path)
     assert again.outside == project.outside and [b.kind for b in again.pages[0].blocks] == ["bubble", "caption", "sfx"]
     assert again.outside_policy("sfx") == "beside" and again.outside_policy("caption") == "keep"

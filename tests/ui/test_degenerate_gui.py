@@ -34,7 +34,10 @@ def test_a_run_answered_the_everywhere_is_not_taken(make_window, pages, fake_llm
     assert w.doc.project.memory == memory  # what the degenerate answers proposed is not the story
     assert "Translated: 1 block(s)" in w.translation.status.text()
     notice = w.notice.label.text().replace("\u200b", "")
-    assert w.notice.isVisible() and "looks degenerate: block(s) 1 (b1), 2 (b2)" in notice
+    assert w.notice.isVisible() and "Some blocks were not translated: 5 on 3 page(s)" in notice
+    for where in ("page 1 (page-001.png): blocks 1, 2 (looks degenerate", "page 2 (page-002.png): blocks 1, 2 (looks "
+                  "degenerate", "page 3 (page-003.png): block 1 (looks degenerate"):
+        assert where in notice, notice
     # the block panel says why the machine's answer is not used
     w.show_page("page-001.png")
     w.view.select_block("b1")
