@@ -38,6 +38,9 @@ def test_the_judge_tells_degenerate_answers_from_short_honest_ones():
     assert one_answer("きのうのよる、ともだちといっしょにらーめんをたべた。", "I ate")  # far shorter
     assert one_answer("このまちにはふるいとしょかんがある。", "This town has an old library.") is None
     assert one_answer("ありがとうございました", "Thanks") is None and one_answer("はい", "Yes") is None
+    # one long word is no sign: a cry drawn out, a line romanized
+    assert one_answer("ああああああああああああああああ！", "Aaaaaaaaaaaaaaaaaah!") is None
+    assert one_answer("きょうはいいてんきだねともだちよ", "Kyouhaiitenkidanetomodachiyo") is None
     judge = RunJudge()
     short = {"a": ("はい", "Yes"), "b": ("うん", "Yes"), "c": ("ええ", "Yes"), "d": ("そう", "Yes")}
     assert judge.degenerate(short) == {}  # short lines may well share a translation

@@ -31,6 +31,7 @@ from app.commands.common import (
     add_model_options,
     check_model_options,
     spec_for,
+    tqdm_size,
 )
 from app.commands.translate import add_translation_options
 from app.errors import UserError
@@ -161,7 +162,8 @@ class _Report:
         from tqdm import tqdm
 
         if event.kind == "planned":
-            self.bar = tqdm(total=event.pages, unit="page", desc="library", file=self.stream, disable=None)
+            self.bar = tqdm(total=event.pages, unit="page", desc="library", file=self.stream, disable=None,
+                            **tqdm_size(self.stream))
         elif event.kind == "chunk":
             for page in event.result.pages:
                 if page.error:

@@ -1,6 +1,7 @@
 """Helpers shared by the subcommands."""
 from __future__ import annotations
 
+import os
 import sys
 
 from app.core.reading.spec import DEFAULT_DETECTOR, PipelineSpec
@@ -68,6 +69,24 @@ def check_model_options(args) -> None:
         raise UserError(f"--batch-size must be positive, got {args.batch_size}")
 
 
+def terminal_size(stream, fallback: tuple[int, int] = (80, 24)) -> tuple[int, int]:
+    """(columns, rows) of the terminal `stream` is, or `fallback` where it says none: a
+    pseudo-terminal whose size was never set reports 0 x 0, and tqdm then draws nothing (it
+    takes the bar's line to lie below the screen's last row)."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return fallback
+    return (size.columns if size.columns > 0 else fallback[0], size.lines if size.lines > 0 else fallback[1])
+
+
+def tqdm_size(stream) -> dict:
+    """tqdm's size arguments for a bar on `stream`: the terminal's own size; where it reports
+    none, 80 x 24."""
+    cols, rows = terminal_size(stream)
+    return {"ncols": cols, "nrows": rows}
+
+
 class ProgressLine:
     """A one-line progress bar (tqdm) on stderr when it is a terminal; silent otherwise. Called
     with (done, total, extra); the bar ends its line when done reaches total."""
@@ -83,7 +102,8 @@ class ProgressLine:
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=self.label, unit=self.unit, file=self.stream, disable=None)
+            self.bar = tqdm(total=total, desc=self.label, unit=self.unit, file=self.stream, disable=None,
+                            **tqdm_size(self.stream))
         bar = self.bar
         bar.total = total
         if extra:

@@ -99,9 +99,12 @@ class _Progress:
             if self.tty:
                 from tqdm import tqdm
 
+                from app.commands.common import tqdm_size
+
                 # redrawn at every chunk, as a download's chunks come a few a second at most
                 self.bar = tqdm(total=total, initial=done, desc=name[:28], unit="B", unit_scale=True,
-                                unit_divisor=1024, file=self.out, mininterval=0)
+                                unit_divisor=1024, file=self.out, mininterval=0,
+                                **tqdm_size(self.out))
         if self.bar is not None:
             self.bar.update(done - self.bar.n)
         else:

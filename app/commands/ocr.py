@@ -27,10 +27,10 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from app.commands.common import (
+    ProgressLine,
     add_detector_options,
     add_model_options,
     check_detector_options,
@@ -59,28 +59,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 class _ProgressBar:
-    """One self-rewriting line on a terminal stream; silent elsewhere."""
+    """The pipeline's progress as a tqdm bar on a terminal (common.ProgressLine); silent elsewhere."""
 
     def __init__(self, stream, label: str):
-        self.stream = stream
-        self.label = label
-        self.enabled = stream.isatty()
-        self.start = time.monotonic()
+        self.line = ProgressLine(label, stream=stream)
 
     def __call__(self, p) -> None:
-        if not self.enabled:
-            return
-        width = 24
-        filled = width * p.pages_done // max(1, p.pages_total)
-        rate = p.pages_done / max(1e-6, time.monotonic() - self.start)
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {p.pages_done}/{p.pages_total} "
-                          f"pages, {p.blocks_done}/{p.blocks_total} blocks, {rate:.2f} pages/s ")
-        self.stream.flush()
+        self.line(p.pages_done, p.pages_total, f"{p.blocks_done}/{p.blocks_total} blocks")
 
     def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.line.close()
 
 
 def _format_for(args, out: Path | None) -> str:

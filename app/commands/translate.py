@@ -220,8 +220,11 @@ class _Progress:
     def __init__(self, stream):
         from tqdm import tqdm
 
+        from app.commands.common import tqdm_size
+
         self.stream = stream
-        self.bar = tqdm(total=0, unit="page", file=stream, disable=None, leave=False, dynamic_ncols=True)
+        self.bar = tqdm(total=0, unit="page", file=stream, disable=None, leave=False,
+                        **tqdm_size(self.stream))
 
     def update(self, p) -> None:
         if self.bar.disable:

@@ -3,7 +3,9 @@ degenerate" (docs/translation.md). A small or overloaded model answers "The" for
 or one sentence for many different lines; each answer alone looks like English, so only the
 answers taken together, and against their sources, tell. Three signs:
 
-- one word for a sentence: the source weighs SENTENCE or more and the answer is one word;
+- one word for a sentence: the source weighs SENTENCE or more and the answer is one word with
+  fewer letters than the source has characters (a long word, an interjection drawn out or a
+  romanized line, is not this sign);
 - far shorter than its source: the source weighs SHORTER or more and the answer less than
   SHORT_RATIO of it;
 - one text for many different sources: REPEATS or more different sources, each weighing
@@ -49,7 +51,7 @@ def one_answer(source: str, answer: str) -> str | None:
     """Why `answer` alone cannot translate `source` (one word for a sentence, far shorter),
     None when it can."""
     ws, wa = weight(source), weight(answer)
-    if ws >= SENTENCE and not any(_wide(c) for c in answer) and len(_WORD.findall(answer)) <= 1:
+    if ws >= SENTENCE and not any(_wide(c) for c in answer) and len(_WORD.findall(answer)) <= 1 and wa < ws / 3:
         return f"one word for a sentence of {len(''.join(source.split()))} characters"
     if ws >= SHORTER and wa < SHORT_RATIO * ws:
         return "far shorter than its source"

@@ -247,7 +247,8 @@ class OpenAITranslator:
                 state.memory = answer.memory
             if rounds == 1 and not note and todo == rids:
                 state.raw = (reply.text, dict(answer.texts))
-            if not answer.ok:
+            cut = reply.finish == "length" or contract.cut_off(reply.text)
+            if not answer.ok and not cut:  # a cut answer is reported as cut (below), not as the wrong format
                 state.notes.append(f"answer {state.requests} was not the JSON asked for: {errors.snippet(reply.text)}")
             if answer.unknown:
                 state.notes.append(f"ignored unknown ids {', '.join(answer.unknown[:5])}")
@@ -265,7 +266,7 @@ class OpenAITranslator:
             if reply.finish == "length" and new:
                 state.notes.append(f"the answer reached its token limit; asked for the {len(todo)} id(s) left")
                 continue  # progress: ask for the rest (not counted as the one retry)
-            if not new and (reply.finish == "length" or contract.cut_off(reply.text)):
+            if not new and cut:
                 # a length stop: the answer ended where the server's context (or the answer's
                 # limit) did, before one item was complete; asking the same again cannot fit
                 self._shorten(todo, by_rid, context, page_name, cancel, on_tokens, state, split_ok,

@@ -130,4 +130,4 @@ def test_progress_bar_on_a_terminal(pages_dir, base_args, tmp_path, monkeypatch)
         assert main(["ocr", str(pages_dir), "--out", str(tmp_path / "o.json")] + base_args) == 0
     drawn = os.read(master, 65536).decode()
     os.close(master)
-    assert "\r" in drawn and "3/3 pages" in drawn and "blocks" in drawn
+    assert "\r" in drawn and "3/3 [" in drawn and "page/s" in drawn and "blocks" in drawn, drawn
