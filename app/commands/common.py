@@ -69,22 +69,16 @@ def check_model_options(args) -> None:
         raise UserError(f"--batch-size must be positive, got {args.batch_size}")
 
 
-def terminal_size(stream, fallback: tuple[int, int] = (80, 24)) -> tuple[int, int]:
-    """(columns, rows) of the terminal `stream` is, or `fallback` where it says none: a
-    pseudo-terminal whose size was never set reports 0 x 0, and tqdm then draws nothing (it
-    takes the bar's line to lie below the screen's last row)."""
+def tqdm_size(stream) -> dict:
+    """tqdm's size arguments for a bar on `stream`: the terminal's own size, 80 x 24 where it
+    reports none (a pseudo-terminal whose size was never set says 0 x 0, and tqdm then draws
+    nothing: it takes the bar's line to lie below the screen's last row)."""
     try:
         size = os.get_terminal_size(stream.fileno())
+        cols, rows = size.columns, size.lines
     except (AttributeError, OSError, ValueError):
-        return fallback
-    return (size.columns if size.columns > 0 else fallback[0], size.lines if size.lines > 0 else fallback[1])
-
-
-def tqdm_size(stream) -> dict:
-    """tqdm's size arguments for a bar on `stream`: the terminal's own size; where it reports
-    none, 80 x 24."""
-    cols, rows = terminal_size(stream)
-    return {"ncols": cols, "nrows": rows}
+        cols = rows = 0
+    return {"ncols": cols if cols > 0 else 80, "nrows": rows if rows > 0 else 24}
 
 
 class ProgressLine:
