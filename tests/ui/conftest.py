@@ -170,7 +170,7 @@ def answer_dialog(button, asked: list | None = None, timeout_ms: int = 10000):
     buttons answers that many dialogs in turn. Start it just before the call that opens the
     dialog; the call returns once the button is clicked."""
     from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QAbstractButton, QApplication, QFileDialog, QInputDialog, QMessageBox
+    from PySide6.QtWidgets import QAbstractButton, QApplication, QFileDialog, QInputDialog, QLineEdit, QMessageBox
 
     todo = list(button) if isinstance(button, list) else [button]
     timer = QTimer()
@@ -179,9 +179,17 @@ def answer_dialog(button, asked: list | None = None, timeout_ms: int = 10000):
 
     def answer(dialog, button) -> None:
         if isinstance(dialog, QFileDialog):  # `button` is the path to choose, typed as a user would
-            path = Path(button)
-            dialog.setDirectory(str(path.parent))
-            dialog.selectFile(path.name)
+            # typed into the file-name box: selectFile() leaves a name the dialog was opened with
+            # in that box (PySide6 6.11.3), and the file would go there instead
+            path = str(Path(button).absolute())
+            typed = dialog.findChild(QLineEdit, "fileNameEdit")
+            if typed is not None:
+                typed.setText(path)
+            else:
+                dialog.selectFile(path)
+            if dialog.selectedFiles()[:1] != [path]:  # closed, so the test fails here and does not hang
+                dialog.reject()
+                raise AssertionError(f"the dialog {dialog.windowTitle()!r} chose {dialog.selectedFiles()}, not {path}")
             dialog.accept()
             return
         if isinstance(dialog, QInputDialog) and isinstance(button, str) and button in dialog.comboBoxItems():
