@@ -392,6 +392,8 @@ class _LLMHandler(_Handler):
                 items.append({"id": last["id"] + "x", "text": last["text"]})
         if behaviour == "echo":
             items = [{"id": s["id"], "text": s["text"]} for s in page["segments"]]
+        if behaviour == "the":  # one word for every line, whatever it says (what Gemma 3 270M answered)
+            items = [{"id": s["id"], "text": "The"} for s in page["segments"]]
         if behaviour == "oracle":
             items = [{"id": s["id"], "text": self.server.owner.oracle.get(s["text"], s["text"])}
                      for s in page["segments"]]

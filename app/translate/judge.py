@@ -10,7 +10,9 @@ answers taken together, and against their sources, tell. Three signs:
   SHORT_RATIO of it;
 - one text for many different sources: REPEATS or more different sources, each weighing
   REPEAT_SOURCE or more, got the same answer in one run (this page's answers and those
-  accepted on earlier pages of the run).
+  accepted on earlier pages of the run); or, whatever their weight, MANY or more different
+  sources got the same answer and it is MANY_SHARE or more of the run's answers so far (a
+  page of short bubbles all answered "The"; "Yes" for はい, うん and ええ stays a few of many).
 
 A text's weight counts a CJK or Hangul character as one and any other letter as a third (a
 Japanese line of 12 characters reads as some 30-40 English letters); punctuation, digits and
@@ -28,6 +30,8 @@ SHORTER = 12.0
 SHORT_RATIO = 0.12
 REPEAT_SOURCE = 8.0
 REPEATS = 3
+MANY = 5
+MANY_SHARE = 0.5
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
@@ -74,29 +78,59 @@ def repeated(pairs: Mapping[str, tuple[str, str]], history: Mapping[str, set[str
     out = {}
     for key, rids in members.items():
         if len(groups[key]) >= times:
-            answer = pairs[rids[0]][1]
-            shown = answer if len(answer) <= 40 else answer[:39] + "…"
             for rid in rids:
-                out[rid] = f"the same answer “{shown}” for {len(groups[key])} different lines"
+                out[rid] = f"the same answer “{_shown(pairs[rids[0]][1])}” for {len(groups[key])} different lines"
     return out
+
+
+def _shown(answer: str) -> str:
+    return answer if len(answer) <= 40 else answer[:39] + "…"
 
 
 class RunJudge:
     """One translation run's judge: the answers it accepted so far, by answer."""
 
     def __init__(self) -> None:
-        self._accepted: dict[str, set[str]] = {}
+        self._accepted: dict[str, set[str]] = {}  # answer key -> source keys weighing REPEAT_SOURCE+
+        self._sources: dict[str, set[str]] = {}  # answer key -> source keys of any weight
+        self._count: dict[str, int] = {}  # answer key -> accepted answers with it
+        self._answers = 0  # accepted answers with letters
+
+    def _most(self, pairs: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+        """The answers given to MANY different sources that make MANY_SHARE of the run's answers."""
+        page: dict[str, list[str]] = {}
+        sources: dict[str, set[str]] = {}
+        for rid, (source, answer) in pairs.items():
+            key = _key(answer)
+            if key and _key(source):
+                page.setdefault(key, []).append(rid)
+                sources.setdefault(key, set(self._sources.get(key, ()))).add(_key(source))
+        total = self._answers + sum(len(r) for r in page.values())
+        out = {}
+        for key, rids in page.items():
+            share = (self._count.get(key, 0) + len(rids)) / total
+            if len(sources[key]) >= MANY and share >= MANY_SHARE:
+                why = f"the same answer “{_shown(pairs[rids[0]][1])}” for {len(sources[key])} different lines"
+                out.update(dict.fromkeys(rids, why))
+        return out
 
     def degenerate(self, pairs: Mapping[str, tuple[str, str]]) -> dict[str, str]:
         """id -> why the answer looks degenerate, for `pairs` (id -> (source, answer)), judged
         with the run's accepted answers."""
         out = {rid: why for rid, (source, answer) in pairs.items() if (why := one_answer(source, answer))}
-        for rid, why in repeated(pairs, self._accepted).items():
+        for rid, why in {**self._most(pairs), **repeated(pairs, self._accepted)}.items():
             out.setdefault(rid, why)
         return out
 
     def accept(self, pairs: Mapping[str, tuple[str, str]]) -> None:
         """Answers taken as translations: later pages are judged with them."""
         for source, answer in pairs.values():
-            if weight(source) >= REPEAT_SOURCE and _key(answer):
-                self._accepted.setdefault(_key(answer), set()).add(_key(source))
+            key = _key(answer)
+            if not key:
+                continue
+            if weight(source) >= REPEAT_SOURCE:
+                self._accepted.setdefault(key, set()).add(_key(source))
+            if _key(source):
+                self._sources.setdefault(key, set()).add(_key(source))
+                self._count[key] = self._count.get(key, 0) + 1
+                self._answers += 1

@@ -1,6 +1,7 @@
 """A translator's first evening, walked the whole way through the real window (offscreen), with
 the demo models and a loopback OpenAI-compatible server: open the demo, read all, read all again
-(the real question, answered Yes), edit a block and undo, translate, check consistency, export
+(the real question, answered Yes), edit a block and undo, translate against a server answering
+"The" for every line (nothing taken) and again against an honest one, check consistency, export
 every format through the real file dialogs, save, close, and reopen the volume in a second
 window to find the work there. Each dialog is the real one, answered as a user would
 (tests.ui.conftest.answer_dialog)."""
@@ -55,10 +56,22 @@ def test_the_whole_way(make_window, fake_llm, qtbot, tmp_path, monkeypatch):
     w.undo_stack.undo()
     assert w.doc.page(names[0]).block(block.id).display_text == block.display_text
     w.panel.text_edited.emit(block.id, "わたしの手直し")  # and made again: the work to find later
-    # translate the volume against the loopback server
+    # translate the volume against a loopback server that answers "The" for every line (what a
+    # small model did): nothing of it is counted or remembered, every block is flagged and named
     monkeypatch.setenv("OPENAI_API_KEY", fake_llm.key)
     api_keys.tie_env_key("openai", fake_llm.base_url)
     choose_backend(w, fake_llm)
+    memory = w.doc.project.memory
+    fake_llm.default = "the"
+    with qtbot.waitSignal(w.translation.run_finished, timeout=60000):
+        assert w.translation.translate_all()
+    blocks = [b for p in w.doc.project.pages for b in p.blocks]
+    assert all(b.looks_degenerate and not b.translation and b.needs_translation for b in blocks), \
+        [(b.display_text, b.translation, b.machine_translation) for b in blocks]
+    assert w.doc.project.memory == memory and "Translated: 0 block(s)" in w.translation.status.text()
+    assert f"Some blocks were not translated: {len(blocks)} on" in w.notice.message("translation-report")
+    # the same run against an honest server: the flagged blocks are asked again, the banner goes
+    fake_llm.default = "ok"
     with qtbot.waitSignal(w.translation.run_finished, timeout=60000) as tr:
         assert w.translation.translate_all()
     assert tr.args == ["done"], w.notice.label.text()
