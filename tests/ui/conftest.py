@@ -170,7 +170,14 @@ def answer_dialog(button, asked: list | None = None, timeout_ms: int = 10000):
     buttons answers that many dialogs in turn. Start it just before the call that opens the
     dialog; the call returns once the button is clicked."""
     from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QAbstractButton, QApplication, QFileDialog, QInputDialog, QLineEdit, QMessageBox
+    from PySide6.QtWidgets import (
+        QAbstractButton,
+        QApplication,
+        QFileDialog,
+        QInputDialog,
+        QLineEdit,
+        QMessageBox,
+    )
 
     todo = list(button) if isinstance(button, list) else [button]
     timer = QTimer()
