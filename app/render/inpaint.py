@@ -48,9 +48,15 @@ class OpenCVInpainter:
 
 
 def uniform_fill(image: np.ndarray, bm: BlockMask) -> np.ndarray | None:
-    """The median colour (3,) of the ring around the block's mask when that ring is flat, else None."""
+    """The median colour (3,) of the ring around the block's mask when that ring is flat, else None.
+
+    In a bubble the ring is taken inside its body: where the text comes near the outline the
+    ring would reach the outline's ink, and the inpainting then drew that ink into the cleaned
+    place (a grey smear where a glyph had been)."""
     x0, y0, x1, y1 = bm.page_box()
     ring = dilate(bm.mask, RING) & ~bm.mask & bm.region
+    if bm.body is not None and int((ring & bm.body).sum()) >= 12:
+        ring &= bm.body
     if ring.sum() < 12:
         return None
     pixels = image[y0:y1, x0:x1][ring].astype(np.float32)  # (n, 3)

@@ -207,7 +207,11 @@ def test_a_drawn_box_round_a_small_one_glyph_bubble_cleans_the_glyph_and_letters
     assert not (body & ~disc.astype(bool)).any(), "the body is the bubble, not the paper round it"
     rgb = np.repeat(gray[..., None], 3, axis=2)
     block = RenderBlock("m", 1, "manual", box, None, "Hm?", True, TextStyle())
-    layer = PageRenderer(rgb, OpenCVInpainter()).layer(block)
+    renderer = PageRenderer(rgb, OpenCVInpainter())
+    cleaned = renderer.cleaned([block])[..., 0]
+    assert cleaned[glyph].min() >= 240, "no trace of the glyph where it came near the outline"
+    assert (cleaned[ring.astype(bool)] < 128).mean() > 0.5, "the outline is still drawn"
+    layer = renderer.layer(block)
     inked = np.zeros(gray.shape, bool)
     h, w = layer.rgba.shape[:2]
     inked[layer.y0:layer.y0 + h, layer.x0:layer.x0 + w] = layer.rgba[..., 3] > 0
