@@ -184,7 +184,7 @@ def _visible_progress(w):
 def test_the_export_dialog_closes_when_the_export_ends(translated, tmp_path, qtbot, monkeypatch, fmt):
     w = translated
     exporter = w.render_ctl.exporter
-    monkeypatch.setattr(type(exporter), "MIN_DURATION_MS", 0)  # shown at once, as a long export would be
+    monkeypatch.setattr(exporter.export, "min_ms", 0)  # shown at once, as a long export would be
     out = tmp_path / (f"v.{fmt}" if fmt in ("cbz", "pdf") else "out")
     with qtbot.waitSignal(exporter.finished, timeout=120000) as sig:
         exporter.start(fmt, str(out))
@@ -199,14 +199,26 @@ def test_the_export_dialog_closes_on_an_error_and_says_why(translated, tmp_path,
     progress the dialog is up; the failure closes it and the notice says why."""
     w = translated
     exporter = w.render_ctl.exporter
-    monkeypatch.setattr(type(exporter), "MIN_DURATION_MS", 0)
+    monkeypatch.setattr(exporter.export, "min_ms", 0)  # (the window read MIN_DURATION_MS when it was made)
     out = tmp_path / "out"
     (out / "page-002.png").mkdir(parents=True)
-    seen = []
-    exporter.signals.progressed.connect(lambda *_: seen.append(bool(_visible_progress(w))))
+    from PySide6.QtCore import QEvent, QObject
+
+    class Shown(QObject):  # the dialog's own Show event: a look after the first page's progress
+        seen: list = []    # can come too late, the failure handled inside the modal setValue()
+
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt override
+            if event.type() == QEvent.Type.Show:
+                self.seen.append(progressed[:])
+            return False
+
+    progressed: list = []
+    exporter.signals.progressed.connect(lambda done, *_: progressed.append(done))
+    shown = Shown()
     with qtbot.waitSignal(exporter.finished, timeout=60000) as sig:
         exporter.start("png", str(out))
-    assert sig.args == ["failed"] and seen and seen[0], "the dialog was up during the export"
+        exporter.dialog.installEventFilter(shown)
+    assert sig.args == ["failed"] and progressed == [1] and shown.seen, "the dialog was up during the export"
     assert _visible_progress(w) == [], "and is gone after the failure"
     text = w.notice.label.text().replace("\u200b", "")  # the notice lets long paths wrap
     assert w.notice.kind == "error" and "Export failed" in text and "page-002.png: cannot write the export" in text
