@@ -1,6 +1,6 @@
 """What adapting the OCR to a user's corrections gains, and what it costs (app.ocr.adapt).
 
-    python bench/adapt.py synthetic [--font FILE] [--counts 50,100,200]
+    python bench/adapt.py synthetic [--font FILE] [--counts 50,100,200] [--set lr=3e-4 ...] [--rehearse N]
     python bench/adapt.py real [--data ../shared/openmantra-dev]
     python bench/adapt.py cost [--crops 200]
 
@@ -60,9 +60,14 @@ def synthetic(args) -> dict:
     for n in args.counts:
         crops = styled_crops(face, n, seed=8000 + n, max_len=8)
         samples = [Sample(im, t, f"p{i // 4}", volume="synthetic") for i, (im, t) in enumerate(crops)]
+        if args.rehearse:  # crops of the training faces mixed in as corrections (rehearsal)
+            extra = [c for i, f in enumerate(faces) for c in styled_crops(f, args.rehearse // len(faces),
+                                                                          seed=7000 + i, max_len=8)]
+            samples += [Sample(im, t, f"r{i // 4}", volume="synthetic") for i, (im, t) in enumerate(extra)]
         started = time.perf_counter()
-        result = adapt(rec, samples, AdaptSettings(patches=patches, epochs=args.epochs, seed=0))
-        row = {"corrections": n, "kept": result.kept, "reason": result.reason,
+        result = adapt(rec, samples, AdaptSettings(patches=patches, epochs=args.epochs, seed=0, **args.set))
+        row = {"corrections": n, "settings": args.set, "rehearse": args.rehearse,
+               "kept": result.kept, "reason": result.reason,
                "heldout": [round(result.heldout_before, 4), round(result.heldout_after, 4)],
                "epochs": result.epochs, "seconds": round(time.perf_counter() - started, 1),
                "new_face_cer": [round(before_new, 4), round(before_new, 4)],
@@ -169,6 +174,15 @@ def cost(args) -> dict:
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
+def _setting(text: str) -> tuple[str, object]:
+    """NAME=VALUE for AdaptSettings: the value as JSON (3e-4, 4, false), else as text."""
+    name, _, value = text.partition("=")
+    try:
+        return name.strip(), json.loads(value)
+    except ValueError:
+        return name.strip(), value
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -176,6 +190,10 @@ def main() -> int:
     s.add_argument("--font", type=Path, default=DEFAULT_FONT)
     s.add_argument("--counts", default="50,100,200")
     s.add_argument("--epochs", type=int, default=30)
+    s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="an AdaptSettings field for the run (lr=3e-4, rank=4, projector=false), repeatable")
+    s.add_argument("--rehearse", type=int, default=0, metavar="N",
+                   help="N crops of the training faces added to the corrections (rehearsal; not what the app does)")
     r = sub.add_parser("real")
     r.add_argument("--data", type=Path, default=DEFAULT_DATA)
     r.add_argument("--epochs", type=int, default=30)
@@ -186,6 +204,7 @@ def main() -> int:
     args = p.parse_args()
     if args.what == "synthetic":
         args.counts = [int(v) for v in args.counts.split(",")]
+        args.set = dict(_setting(v) for v in args.set)
         out = synthetic(args)
     elif args.what == "real":
         if not (args.data / "annotation.json").is_file():
