@@ -23,7 +23,8 @@ from PIL import Image
 
 from app.errors import ModelError, UserError
 from app.ocr import load_recognizer
-from app.ocr.adapt import AdaptedTokenizer, Adapter, AdaptSettings, Sample, adapt, unknown_chars
+from app.ocr.adapt import AdaptSettings, Sample, adapt
+from app.ocr.adapter import AdaptedTokenizer, Adapter, unknown_chars
 from tools.synth.fonts import find_faces
 from tools.synth.styled import styled_crops
 

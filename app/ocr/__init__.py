@@ -12,7 +12,7 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # app.ocr.precision expla
 
 
 def load_recognizer(path_or_name="nova", device: str = "auto", precision: str = "auto", adapter=None):
-    """adapter: an app.ocr.adapt.Adapter or its file (None: the model as published)."""
+    """adapter: an app.ocr.adapter.Adapter or its file (None: the model as published)."""
     from app.ocr.recognizer import load_recognizer as _load
 
     return _load(path_or_name, device, precision, adapter)

@@ -65,7 +65,7 @@ class Recognizer:
         self._adapted_tokenizer = None
         self._device = device
         self.base_name = name
-        self.adapter = None  # app.ocr.adapt.Adapter on the model, or None
+        self.adapter = None  # app.ocr.adapter.Adapter on the model, or None
         self.adapted = False  # the adapter is switched on
         self.folder = folder
         self.variant = model.cfg.variant
@@ -86,27 +86,27 @@ class Recognizer:
         return self.base_name
 
     def use_adapter(self, adapter) -> None:
-        """Put an adapter (app.ocr.adapt.Adapter) on the model and switch it on. ModelError when it
+        """Put an adapter (app.ocr.adapter.Adapter) on the model and switch it on. ModelError when it
         was made for another base model, or when one is on already."""
-        from app.ocr import adapt
+        from app.ocr import adapter as adapters
 
         if self.adapter is not None:
             raise ModelError(f"{self.base_name} already has an adapter on; load the model again to use another")
         if self.folder is None:
             raise ModelError("this model has no folder, so its identity cannot be checked against the adapter")
-        adapter.check_base(adapt.model_sha256(self.folder), self.base_name)
-        self._adapted_tokenizer = adapt.load_into(self.model, self._base_tokenizer, adapter)
+        adapter.check_base(adapters.model_sha256(self.folder), self.base_name)
+        self._adapted_tokenizer = adapters.load_into(self.model, self._base_tokenizer, adapter)
         self.adapter = adapter
         self.adapted = True
 
     def set_adapted(self, on: bool) -> None:
         """Switch the adapter on or off (off: the base model exactly)."""
-        from app.ocr import adapt
+        from app.ocr.adapter import set_adapters_enabled
 
         if self.adapter is None:
             self.adapted = False
             return
-        adapt.set_adapters_enabled(self.model, on)
+        set_adapters_enabled(self.model, on)
         self.adapted = bool(on)
 
     @property
@@ -259,7 +259,7 @@ def load_recognizer(path_or_name="nova", device: str = "auto", precision: str = 
                      requested_precision=precision)
     rec.fallback_reason = reason
     if adapter:
-        from app.ocr.adapt import Adapter
+        from app.ocr.adapter import Adapter
 
         rec.use_adapter(adapter if isinstance(adapter, Adapter) else Adapter.load(adapter))
     return rec

@@ -91,8 +91,7 @@ class RunJudge:
     """One translation run's judge: the answers it accepted so far, by answer."""
 
     def __init__(self) -> None:
-        self._accepted: dict[str, set[str]] = {}  # answer key -> source keys weighing REPEAT_SOURCE+
-        self._sources: dict[str, set[str]] = {}  # answer key -> source keys of any weight
+        self._sources: dict[str, dict[str, float]] = {}  # answer key -> source key -> its weight
         self._count: dict[str, int] = {}  # answer key -> accepted answers with it
         self._answers = 0  # accepted answers with letters
 
@@ -118,19 +117,18 @@ class RunJudge:
         """id -> why the answer looks degenerate, for `pairs` (id -> (source, answer)), judged
         with the run's accepted answers."""
         out = {rid: why for rid, (source, answer) in pairs.items() if (why := one_answer(source, answer))}
-        for rid, why in {**self._most(pairs), **repeated(pairs, self._accepted)}.items():
-            out.setdefault(rid, why)
+        weighty = {key: {s for s, w in sources.items() if w >= REPEAT_SOURCE} for key, sources in self._sources.items()}
+        for found in (repeated(pairs, weighty), self._most(pairs)):
+            for rid, why in found.items():
+                out.setdefault(rid, why)
         return out
 
     def accept(self, pairs: Mapping[str, tuple[str, str]]) -> None:
         """Answers taken as translations: later pages are judged with them."""
         for source, answer in pairs.values():
-            key = _key(answer)
-            if not key:
-                continue
-            if weight(source) >= REPEAT_SOURCE:
-                self._accepted.setdefault(key, set()).add(_key(source))
-            if _key(source):
-                self._sources.setdefault(key, set()).add(_key(source))
+            key, source_key = _key(answer), _key(source)
+            if key and source_key:
+                sources = self._sources.setdefault(key, {})
+                sources[source_key] = max(sources.get(source_key, 0.0), weight(source))
                 self._count[key] = self._count.get(key, 0) + 1
                 self._answers += 1

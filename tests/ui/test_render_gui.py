@@ -205,7 +205,9 @@ def test_the_export_dialog_closes_on_an_error_and_says_why(translated, tmp_path,
     from PySide6.QtCore import QEvent, QObject
 
     class Shown(QObject):  # the dialog's own Show event: a look after the first page's progress
-        seen: list = []    # can come too late, the failure handled inside the modal setValue()
+        def __init__(self):  # can come too late, the failure handled inside the modal setValue()
+            super().__init__()
+            self.seen: list = []
 
         def eventFilter(self, obj, event):  # noqa: N802 - Qt override
             if event.type() == QEvent.Type.Show:
