@@ -43,10 +43,14 @@ def _cer(rec, images, texts, patches):
 
 
 def synthetic(args) -> dict:
+    import numpy as np
+
     from app.ocr import load_recognizer
     from app.ocr.adapt import AdaptSettings, Sample, adapt
+    from app.render.specimen import specimens
     from tools.synth.fonts import find_faces
     from tools.synth.styled import face_from_file, styled_crops
+    from tools.synth.text import random_text
 
     face = face_from_file(args.font)
     rec = load_recognizer(DEMO, device="cpu", precision="fp32")
@@ -65,8 +69,13 @@ def synthetic(args) -> dict:
                                                                           seed=7000 + i, max_len=8)]
             samples += [Sample(im, t, f"r{i // 4}", volume="synthetic") for i, (im, t) in enumerate(extra)]
         started = time.perf_counter()
-        result = adapt(rec, samples, AdaptSettings(patches=patches, epochs=args.epochs, seed=0, **args.set))
-        row = {"corrections": n, "settings": args.set, "rehearse": args.rehearse,
+        # the other blocks of those pages, read and left alone: what the app draws as plain print
+        rng = np.random.default_rng(6000 + n)
+        others = [random_text(rng, 1, 8) for _ in range(3 * n)]
+        result = adapt(rec, samples, AdaptSettings(patches=patches, epochs=args.epochs, seed=0, **args.set),
+                       specimens=specimens, plain_texts=others)
+        row = {"corrections": n, "settings": args.set, "rehearse": args.rehearse, "drawn": result.rehearsal,
+               "plain_print": [result.plain_before, result.plain_after],
                "kept": result.kept, "reason": result.reason,
                "heldout": [round(result.heldout_before, 4), round(result.heldout_after, 4)],
                "epochs": result.epochs, "seconds": round(time.perf_counter() - started, 1),
@@ -101,6 +110,7 @@ def _book_samples(data: Path, book: dict, pages) -> list:
 def real(args) -> dict:
     from app.ocr import load_recognizer
     from app.ocr.adapt import AdaptSettings, adapt
+    from app.render.specimen import specimens
 
     annotation = json.loads((args.data / "annotation.json").read_text(encoding="utf-8"))
     rec = load_recognizer(DEMO, device="cpu", precision="fp32")
@@ -111,7 +121,7 @@ def real(args) -> dict:
         mid = len(pages) // 2
         halves[book["book_title"]] = (_book_samples(args.data, book, pages[:mid]),
                                       _book_samples(args.data, book, pages[mid:]))
-    settings = AdaptSettings(patches=patches, epochs=args.epochs, lr=args.lr, seed=0)
+    settings = AdaptSettings(patches=patches, epochs=args.epochs, lr=args.lr, seed=0, **args.set)
     rows = []
     names = list(halves)
     runs = [(b, b) for b in names] + [(a, b) for a in names for b in names if a != b]
@@ -121,7 +131,7 @@ def real(args) -> dict:
         images, texts = [s.image for s in test], [s.text for s in test]
         before = _cer(rec, images, texts, patches)
         started = time.perf_counter()
-        result = adapt(rec, train, settings)
+        result = adapt(rec, train, settings, specimens=specimens)
         after = before
         if result.adapter is not None:
             after = _cer(load_recognizer(DEMO, device="cpu", precision="fp32", adapter=result.adapter),
@@ -129,7 +139,7 @@ def real(args) -> dict:
         row = {"corrections_from": train_book + (" (first half)" if train_book == test_book else " (all)"),
                "measured_on": test_book + " (second half)", "corrections": result.corrections,
                "test_crops": len(test), "cer": [round(before, 4), round(after, 4)], "kept": result.kept,
-               "reason": result.reason, "new_chars": len(result.new_chars), "epochs": result.epochs,
+               "reason": result.reason, "new_chars": len(result.new_chars), "epochs": result.epochs, "drawn": result.rehearsal,
                "seconds": round(time.perf_counter() - started, 1)}
         print(json.dumps(row, ensure_ascii=False), flush=True)
         rows.append(row)
@@ -198,6 +208,8 @@ def main() -> int:
     r.add_argument("--data", type=Path, default=DEFAULT_DATA)
     r.add_argument("--epochs", type=int, default=30)
     r.add_argument("--lr", type=float, default=1e-3)
+    r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="an AdaptSettings field for the run (rehearse=0: no drawn crops), repeatable")
     c = sub.add_parser("cost")
     c.add_argument("--crops", type=int, default=200)
     c.add_argument("--max-new-tokens", type=int, default=16)
@@ -210,6 +222,7 @@ def main() -> int:
         if not (args.data / "annotation.json").is_file():
             print(f"{args.data}: no annotation.json here; pass --data with an OpenMantra-format folder", file=sys.stderr)
             return 2
+        args.set = dict(_setting(v) for v in args.set)
         out = real(args)
     else:
         out = cost(args)

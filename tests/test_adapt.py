@@ -161,7 +161,7 @@ def test_the_command_adapts_a_series_and_recognize_reads_with_the_adapter(tmp_pa
     folder = _volume(tmp_path, samples, checked_pages=(9,))
     found = corrections_of(open_project(folder))
     assert sum(not c.confirmation for c in found) == 36 and sum(c.confirmation for c in found) == 4
-    assert main(["adapt", str(folder.parent), "--epochs", "6", "--model", str(DEMO), "--device", "cpu"]) == 0
+    assert main(["adapt", str(folder.parent), "--epochs", "10", "--model", str(DEMO), "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "held-out corrections: CER" in out and "36 corrections from 1 volume" in out
     adapter = folder.parent / ADAPTER_FILE
@@ -176,3 +176,48 @@ def test_the_command_adapts_a_series_and_recognize_reads_with_the_adapter(tmp_pa
     empty.mkdir()
     assert main(["adapt", str(empty), "--model", str(DEMO)]) == 2
     assert "no volume with a saved project" in capsys.readouterr().err
+
+
+def test_drawn_plain_print_is_what_the_model_reads_and_the_same_for_a_seed(demo):
+    from app.ocr.text import score
+    from app.render.specimen import specimens
+
+    texts = ["そうか", "行くぞ！", "何だと？", "大丈夫だよ", "ありがとう", "まって", "本当に？", "学校"]
+    drawn = specimens(texts, [True, True, False, True, False, True, True, False], seed=3)
+    assert [t for _, t in drawn] == texts
+    assert all(im.mode == "RGB" and min(im.size) >= 20 for im, _ in drawn)
+    tall = [im.height > im.width for im, _ in drawn]
+    assert tall[:3] == [True, True, False]  # a column, a column, a line
+    read = [r.text for r in demo.recognize([im for im, _ in drawn], max_num_patches=256, max_new_tokens=24)]
+    assert score(read, texts).cer < 0.25, read  # clean print in the faces it was trained on (14 % on its own crops)
+    again = specimens(texts, [True] * 8, seed=3)
+    assert [im.tobytes() for im, _ in again] == [im.tobytes() for im, _ in specimens(texts, [True] * 8, seed=3)]
+
+
+def test_rehearsal_trains_on_drawn_print_never_on_held_out_texts_and_checks_plain_print(demo):
+    from app.ocr.adapt import split_by_page
+    from app.render.specimen import specimens
+
+    samples = _samples()
+    asked: list[list[str]] = []
+
+    def drawing(texts, vertical, seed):
+        asked.append(list(texts))
+        return specimens(texts, vertical, seed)
+
+    result = adapt(demo, samples, FAST, specimens=drawing)
+    train, held = split_by_page(samples, FAST.holdout, FAST.seed)
+    drawn = asked[0]
+    assert len(drawn) == len(train)  # one a training correction
+    assert set(drawn) <= {samples[i].text for i in train}
+    assert not set(drawn) & ({samples[i].text for i in held} - {samples[i].text for i in train})
+    assert result.rehearsal == len(drawn) - len(drawn) // 4  # three quarters trained on, a quarter checks
+    assert result.plain_before is not None and all(h["plain_cer"] is not None for h in result.history)
+    assert "plain print:" in result.summary() and "drawn in the app's faces" in result.summary()
+    # other texts, when there are some, are drawn instead of the corrections'
+    asked.clear()
+    adapt(demo, samples, FAST, specimens=drawing, plain_texts=["ねこ", "いぬ", "とり"], train=False)
+    assert set(asked[0]) == {"ねこ", "いぬ", "とり"}
+    # no drawing, no rehearsal
+    plain = adapt(demo, samples, FAST)
+    assert plain.rehearsal == 0 and plain.plain_before is None and "plain print" not in plain.summary()

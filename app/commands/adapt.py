@@ -23,6 +23,9 @@ def add_parser(sub) -> None:
     p.add_argument("--epochs", type=int, default=30, help="most passes over the corrections (default 30; training "
                                                            "stops earlier when the held-out corrections stop improving)")
     p.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 1e-3)")
+    p.add_argument("--rehearse", type=float, default=1.0,
+                   help="clean crops drawn in the app's faces per training correction, so that plain print is not "
+                        "forgotten (default 1; 0: none, faster)")
     p.add_argument("--seed", type=int, default=0, help="seed of the held-out split and the training (default 0)")
     p.add_argument("--model", default=None, help="OCR model folder or model-store name (default: the app's)")
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
@@ -37,6 +40,8 @@ def run(args) -> int:
 
     if args.epochs < 1:
         raise UserError(f"--epochs must be at least 1, got {args.epochs}")
+    if args.rehearse < 0:
+        raise UserError(f"--rehearse must be 0 or more, got {args.rehearse}")
     if not args.lr > 0:
         raise UserError(f"--lr must be positive, got {args.lr}")
     args.model = args.model or DEFAULTS["ocr"]
@@ -49,7 +54,8 @@ def run(args) -> int:
             sys.stderr.write(f"\r{stage} {done}/{total}   ")
             sys.stderr.flush()
 
-    result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed),
+    result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
+                                                                   rehearse=args.rehearse),
                              out=args.out, progress=progress)
     if sys.stderr.isatty():
         sys.stderr.write("\n")

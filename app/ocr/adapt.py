@@ -17,6 +17,14 @@ held-out CER falls and the CER of the confirmations (blocks on checked pages lef
 not rise by more than `max_confirmation_rise`; otherwise `AdaptResult.adapter` is None and
 `reason` says why. For a seed, the result is the same run after run (on one machine).
 
+Rehearsal: so that the model keeps reading plain print while it learns a series' lettering,
+`specimens` (given by the caller: app.core.reading passes app.render.specimen.specimens) draws
+texts as clean crops in the app's faces: `plain_texts` (the caller's: the texts of the blocks
+that are neither corrections nor confirmations), else the training corrections' own; `rehearse`
+of them per training correction. Three quarters are trained on with the corrections; the other
+quarter is the plain-print check: an epoch that reads it more than `max_confirmation_rise`
+worse than before is never the one kept. The held-out corrections' texts are never drawn.
+
 Without an adapter nothing here touches the model: reading stays the published path. The
 adapter file, the new characters' rows and putting an adapter on a model are app.ocr.adapter.
 """
@@ -41,6 +49,8 @@ from app.ocr.teacher import IGNORE, forward_logits, text_batch
 from app.ocr.text import normalize, score
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+# (texts, vertical, seed) -> [(crop, text)]: the texts drawn as clean crops (app.render.specimen)
+Specimens = Callable[[list[str], list[bool], int], list[tuple[Image.Image, str]]]
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,7 @@ class AdaptSettings:
     max_new_tokens: int = 64
     max_confirmation_rise: float = 0.003  # 0.3 points of CER
     projector: bool = True  # adapt the projector too
+    rehearse: float = 1.0  # drawn crops of the training corrections' texts per training correction (0: none)
 
 
 @dataclass
@@ -87,6 +98,9 @@ class AdaptResult:
     epochs: int
     new_chars: str
     seconds: float
+    rehearsal: int = 0  # drawn crops trained on beside the corrections
+    plain_before: float | None = None  # CER of the drawn crops kept for the plain-print check
+    plain_after: float | None = None
     adapter: Adapter | None = None
     history: list[dict] = field(default_factory=list)
 
@@ -100,8 +114,11 @@ class AdaptResult:
             lines.append(f"confirmed blocks: {pct(self.confirm_before)} -> {pct(self.confirm_after)}")
         else:
             lines.append("confirmed blocks: none (mark pages checked to guard what the model already reads)")
+        if self.plain_before is not None:
+            lines.append(f"plain print: {pct(self.plain_before)} -> {pct(self.plain_after)}")
         vols = f" from {self.volumes} volume{'s' if self.volumes != 1 else ''}" if self.volumes else ""
-        lines.append(f"{self.corrections} corrections{vols} ({self.train} trained on, {self.heldout} held out)")
+        drawn = f"; {self.rehearsal} drawn in the app's faces to keep plain print" if self.rehearsal else ""
+        lines.append(f"{self.corrections} corrections{vols} ({self.train} trained on, {self.heldout} held out{drawn})")
         text = "; ".join(lines)
         if self.new_chars:
             text += f"; new characters: {self.new_chars}"
@@ -203,10 +220,12 @@ def _cer(model, tok, items: list[_Cached], max_new_tokens: int, cancel=None, bat
 
 def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = None, name: str = "",
           progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
-          train: bool = True) -> AdaptResult:
+          train: bool = True, specimens: Specimens | None = None,
+          plain_texts: list[str] | None = None) -> AdaptResult:
     """Adapt `recognizer` (app.ocr.recognizer.Recognizer, fp32 or bf16, no adapter on) to the
     samples. The recognizer itself is not changed: a copy of its decoder is trained. `train`
-    False skips the training steps (what the tests compare with)."""
+    False skips the training steps (what the tests compare with). `specimens`, `plain_texts`:
+    see the module doc (no specimens: no rehearsal)."""
     import copy
 
     s = settings or AdaptSettings()
@@ -234,29 +253,45 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     new_chars = unknown_chars(base_tok, [corrections[i].text for i in train_idx])
     settings_dict = {**asdict(s), "base_vocab": model.cfg.vocab_size}
 
-    images = [x.image for x in corrections] + [x.image for x in confirmations]
+    drawn: list[tuple[Image.Image, str]] = []
+    if specimens is not None and s.rehearse > 0 and train_idx:
+        pool = [t for t in dict.fromkeys(plain_texts or []) if normalize(t)] or \
+            [corrections[i].text for i in train_idx]
+        rng = random.Random(s.seed)
+        rng.shuffle(pool)
+        texts = [pool[k % len(pool)] for k in range(max(4, round(s.rehearse * len(train_idx))))]
+        tall_share = sum(corrections[i].image.height > corrections[i].image.width for i in train_idx) / len(train_idx)
+        drawn = specimens(texts, [rng.random() < tall_share for _ in texts], s.seed)
+    images = [x.image for x in corrections] + [x.image for x in confirmations] + [im for im, _ in drawn]
     feats = []
     for i in range(0, len(images), 16):
         check()
         feats += _features(model, images[i:i + 16], s.patches)
         report("features", min(i + 16, len(images)), len(images))
 
+    drawn_feats = feats[len(corrections) + len(confirmations):]
+    feats = feats[:len(corrections) + len(confirmations)]
     before_cache = [_Cached(f, shape, [], x.text) for (f, shape), x in zip(feats, corrections + confirmations)]
     held_before = [before_cache[i] for i in held_idx]
     conf_cache = before_cache[len(corrections):]
     heldout_before = _cer(model, base_tok, held_before, s.max_new_tokens, check)
+    plain_check = [_Cached(f, shape, [], text) for k, ((f, shape), (_, text)) in enumerate(zip(drawn_feats, drawn))
+                   if k % 4 == 3]
+    plain_before = _cer(model, base_tok, plain_check, s.max_new_tokens, check) if plain_check else None
     confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check) if conf_cache else None
 
     tok = attach(model, base_tok, settings_dict, new_chars)
     params = _trainable(model)
     items = [_Cached(f, shape, tok.encode(x.text), x.text) for (f, shape), x in zip(feats, corrections)]
     train_items = [items[i] for i in train_idx]
+    train_items += [_Cached(f, shape, tok.encode(text), text) for k, ((f, shape), (_, text))
+                    in enumerate(zip(drawn_feats, drawn)) if k % 4 != 3]
     held_items = [items[i] for i in held_idx]
     opt = torch.optim.AdamW([p for _, p in params], lr=s.lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(s.seed)
-    best = (heldout_before, {n: p.detach().clone() for n, p in params}, 0)
+    best = (heldout_before, {n: p.detach().clone() for n, p in params}, 0, plain_before)
     history: list[dict] = []
-    stale = 0
+    stale, lowest, best_score = 0, heldout_before, heldout_before
     epochs_run = 0
     steps_per_epoch = math.ceil(len(train_items) / s.batch_size)
     for epoch in range(1, s.epochs + 1 if train else 1):
@@ -275,10 +310,15 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             report("training", (epoch - 1) * steps_per_epoch + k + 1, s.epochs * steps_per_epoch)
         model.eval()
         cer = _cer(model, tok, held_items, s.max_new_tokens, check)
-        history.append({"epoch": epoch, "loss": round(total / max(1, steps_per_epoch), 4), "heldout_cer": cer})
+        plain = _cer(model, tok, plain_check, s.max_new_tokens, check) if plain_check else None
+        history.append({"epoch": epoch, "loss": round(total / max(1, steps_per_epoch), 4), "heldout_cer": cer,
+                        "plain_cer": plain})
         epochs_run = epoch
-        if cer < best[0]:
-            best, stale = (cer, {n: p.detach().clone() for n, p in params}, epoch), 0
+        rise = 0.0 if plain is None else max(0.0, plain - plain_before - s.max_confirmation_rise)
+        if cer + rise < best_score:
+            best, best_score = (cer, {n: p.detach().clone() for n, p in params}, epoch, plain), cer + rise
+        if cer < lowest:  # patience: epochs since the held-out corrections were last read better
+            lowest, stale = cer, 0
         else:
             stale += 1
             if stale >= s.patience:
@@ -303,7 +343,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     volumes = len({x.volume for x in corrections if x.volume})
     result = AdaptResult(kept, reason, heldout_before, heldout_after, confirm_before, confirm_after,
                          len(corrections), len(train_idx), len(held_idx), len(confirmations), volumes, epochs_run,
-                         new_chars, time.perf_counter() - started, None, history)
+                         new_chars, time.perf_counter() - started, len(drawn) - len(plain_check), plain_before,
+                         best[3], None, history)
     if kept:
         from peft import get_peft_model_state_dict
 

@@ -16,6 +16,11 @@ Where the adapter goes (a file the user owns; deleting it undoes the adapting):
 `hayai-ocr-adapter.safetensors` in the series' folder, or beside the volume's project file
 (`<project file>.ocr-adapter.safetensors`). `find_adapter(source)` finds a volume's: its own
 first, else the first in the folder holding the volume and up to two folders above it.
+
+`run_adapt` trains with rehearsal: the texts of the blocks read and left alone (else the
+training corrections' own) drawn as clean crops in the app's faces (app.render.specimen) are
+trained on beside the corrections, and a quarter of them checks that plain print is not
+forgotten (app.ocr.adapt).
 """
 from __future__ import annotations
 
@@ -167,6 +172,20 @@ def find_adapter(source: str | os.PathLike) -> Path | None:
     return None
 
 
+def plain_texts_of(projects: list[Project]) -> list[str]:
+    """The texts of the blocks that are neither corrections nor confirmations (read, not
+    touched), once each, in page order: what rehearsal draws in the app's faces."""
+    out: dict[str, None] = {}
+    for project in projects:
+        for page in project.pages:
+            if page.error or page.checked:
+                continue
+            for b in page.blocks:
+                if not b.edited and b.display_text.strip():
+                    out.setdefault(b.display_text.strip(), None)
+    return list(out)
+
+
 def samples_of(projects: list[Project], default_patches: int = 384,
                cancel: Callable[[], bool] | None = None) -> tuple[list, int]:
     """The corrections and confirmations of the projects as app.ocr.adapt samples (crops taken as
@@ -218,6 +237,7 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
     from dataclasses import replace
 
     from app.ocr.adapt import AdaptSettings, adapt
+    from app.render.specimen import specimens
 
     target = resolve_target(target_path)
     settings = settings or AdaptSettings()
@@ -226,7 +246,7 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
         raise UserError(f"{target.name}: no corrections yet. Correct the text of some blocks (and mark pages "
                         "checked), save, then teach the OCR.")
     result = adapt(recognizer, samples, replace(settings, patches=patches), name=target.name, progress=progress,
-                   cancel=cancel, train=train)
+                   cancel=cancel, train=train, specimens=specimens, plain_texts=plain_texts_of(target.projects))
     result.volumes = len({s.volume for s in samples if not s.confirmation})
     path = None
     if result.adapter is not None:
