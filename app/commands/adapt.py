@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from app.commands.common import check_model_options, load_recognizer_for
+from app.commands.common import ProgressLine, check_model_options, load_recognizer_for
 from app.errors import UserError
 
 
@@ -26,6 +26,9 @@ def add_parser(sub) -> None:
     p.add_argument("--rehearse", type=float, default=1.0,
                    help="clean crops drawn in the app's faces per training correction, so that plain print is not "
                         "forgotten (default 1; 0: none, faster)")
+    p.add_argument("--mixed", default="auto", choices=["auto", "bf16", "off"],
+                   help="bfloat16 mixed precision (default auto: for a real-size model where the CPU or GPU computes "
+                        "bf16 natively; off: float32)")
     p.add_argument("--seed", type=int, default=0, help="seed of the held-out split and the training (default 0)")
     p.add_argument("--model", default=None, help="OCR model folder or model-store name (default: the app's)")
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
@@ -49,16 +52,20 @@ def run(args) -> int:
     check_model_options(args)
     recognizer = load_recognizer_for(args)
 
-    def progress(stage, done, total):
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\r{stage} {done}/{total}   ")
-            sys.stderr.flush()
+    bars: dict[str, ProgressLine] = {}
+
+    def progress(stage, done, total):  # one tqdm bar a stage: the crops' features, then the training steps
+        if stage not in bars:
+            for bar in bars.values():
+                bar.close()
+            bars[stage] = ProgressLine(stage, unit="crop" if stage == "features" else "step")
+        bars[stage](done, total)
 
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
-                                                                   rehearse=args.rehearse),
+                                                                   rehearse=args.rehearse, mixed=args.mixed),
                              out=args.out, progress=progress)
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
+    for bar in bars.values():
+        bar.close()
     if args.json:
         json.dump({**result.as_dict(), "adapter": str(path) if path else None}, sys.stdout, ensure_ascii=False,
                   indent=2)

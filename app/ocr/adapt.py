@@ -20,16 +20,18 @@ not rise by more than `max_confirmation_rise`; otherwise `AdaptResult.adapter` i
 Rehearsal: so that the model keeps reading plain print while it learns a series' lettering,
 `specimens` (given by the caller: app.core.reading passes app.render.specimen.specimens) draws
 texts as clean crops in the app's faces: `plain_texts` (the caller's: the texts of the blocks
-that are neither corrections nor confirmations), else the training corrections' own; `rehearse`
-of them per training correction. Three quarters are trained on with the corrections; the other
-quarter is the plain-print check: an epoch that reads it more than `max_confirmation_rise`
-worse than before is never the one kept. The held-out corrections' texts are never drawn.
+that are neither corrections nor confirmations; none given, no rehearsal), `rehearse` of them
+per training correction, each text once at most. (Drawing the corrections' own texts instead was measured worse: the
+model learns those strings.) Three quarters are trained on with the corrections; the other
+quarter is the plain-print check: when the epoch to keep is chosen, the rise of its CER beyond
+`max_confirmation_rise` is added to the held-out CER. A held-out correction's text is never drawn.
 
 Without an adapter nothing here touches the model: reading stays the published path. The
 adapter file, the new characters' rows and putting an adapter on a model are app.ocr.adapter.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import time
@@ -79,6 +81,8 @@ class AdaptSettings:
     max_new_tokens: int = 64
     max_confirmation_rise: float = 0.003  # 0.3 points of CER
     projector: bool = True  # adapt the projector too
+    mixed: str = "auto"  # bf16 autocast for the tower's features and the training: auto (a real-size
+    # model on a device that computes bf16 natively: CPUs with AVX-512 BF16 or AMX, CUDA), "bf16", "off"
     rehearse: float = 1.0  # drawn crops of the training corrections' texts per training correction (0: none)
 
 
@@ -131,6 +135,34 @@ class AdaptResult:
 
 
 
+MIXED_MIN_WIDTH = 512  # "auto" uses bf16 for models at least this wide (d_model or d_vision)
+
+
+def mixed_precision(setting: str, device: torch.device, width: int = MIXED_MIN_WIDTH) -> torch.dtype | None:
+    """The autocast dtype adapting runs in (None: float32): bf16 where `setting` asks for it, or
+    for "auto" where the device computes bf16 natively and the model is `width` >= MIXED_MIN_WIDTH
+    wide (the weights and the adapters stay float32; the recognizer reads in its own precision
+    afterwards). Measured on a 2-core AVX-512 BF16 CPU (bench/adapt.py, docs/accuracy.md): the
+    real-size Nova's features and training steps 1.7-2x as fast, the same CER on the demo model,
+    whose width-128 matrices are too small for bf16 to pay (1.5x slower)."""
+    if setting == "off":
+        return None
+    if setting == "bf16":
+        return torch.bfloat16
+    if setting != "auto":
+        raise UserError(f"unknown mixed precision {setting!r}: use auto, bf16 or off")
+    if width < MIXED_MIN_WIDTH:
+        return None
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else None
+    if device.type == "cpu":
+        from app.models.device import cpu_features
+        from app.ocr.precision import BF16_CPU_FEATURES
+
+        return torch.bfloat16 if cpu_features() & BF16_CPU_FEATURES else None
+    return None
+
+
 def _trainable(model) -> list[tuple[str, nn.Parameter]]:
     out = []
     for name, p in model.named_parameters():
@@ -174,12 +206,14 @@ def split_by_page(samples: list[Sample], holdout: float, seed: int) -> tuple[lis
 
 
 @torch.no_grad()
-def _features(model, images: list[Image.Image], patches: int, batch: int = 16) -> list[tuple[torch.Tensor, tuple]]:
+def _features(model, images: list[Image.Image], patches: int, batch: int = 16,
+              amp: torch.dtype | None = None) -> list[tuple[torch.Tensor, tuple]]:
     out = []
     mlp = model.cfg.projector != "dsc"
     for i in range(0, len(images), batch):
         pb = preprocess(images[i:i + batch], patches).to(model.device)
-        feats = generate.vision_features(model, pb)
+        with _amp(model, amp):
+            feats = generate.vision_features(model, pb).float()
         for b, (rows, cols) in enumerate(pb.spatial_shapes.tolist()):
             n = feats.shape[1] if mlp else rows * cols
             out.append((feats[b, :n].clone(), (rows, cols)))
@@ -195,16 +229,22 @@ def _collate(items: list[_Cached], device) -> tuple[torch.Tensor, torch.Tensor]:
     return feats, shapes
 
 
-def _loss(model, tok, items: list[_Cached]) -> torch.Tensor:
+def _amp(model, amp: torch.dtype | None):
+    return torch.autocast(model.device.type, dtype=amp) if amp is not None else contextlib.nullcontext()
+
+
+def _loss(model, tok, items: list[_Cached], amp: torch.dtype | None = None) -> torch.Tensor:
     feats, shapes = _collate(items, model.device)
-    prefix = generate.project_features(model, feats, shapes)
     inputs, targets = text_batch([it.tokens for it in items], tok.bos_id, tok.eos_id, tok.pad_id, model.device)
-    logits = forward_logits(model, prefix, inputs)
-    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
+    with _amp(model, amp):
+        prefix = generate.project_features(model, feats, shapes)
+        logits = forward_logits(model, prefix, inputs)
+    return F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
 
 
 @torch.no_grad()
-def _cer(model, tok, items: list[_Cached], max_new_tokens: int, cancel=None, batch: int = 16) -> float:
+def _cer(model, tok, items: list[_Cached], max_new_tokens: int, cancel=None, batch: int = 16,
+         amp: torch.dtype | None = None) -> float:
     if not items:
         return 0.0
     stops = tuple(sorted({tok.eos_id, tok.pad_id}))
@@ -212,9 +252,10 @@ def _cer(model, tok, items: list[_Cached], max_new_tokens: int, cancel=None, bat
     for i in range(0, len(items), batch):
         chunk = items[i:i + batch]
         feats, shapes = _collate(chunk, model.device)
-        prefix = generate.project_features(model, feats, shapes)
-        for ids in generate.greedy_prefix(model, prefix, tok.bos_id, stops, max_new_tokens, cancel=cancel):
-            preds.append(tok.decode(ids))
+        with _amp(model, amp):
+            prefix = generate.project_features(model, feats, shapes)
+            found = generate.greedy_prefix(model, prefix, tok.bos_id, stops, max_new_tokens, cancel=cancel)
+        preds += [tok.decode(ids) for ids in found]
     return score(preds, [it.text for it in items]).cer
 
 
@@ -250,23 +291,25 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     for p in model.parameters():
         p.requires_grad_(False)
     base_tok = recognizer.tokenizer
+    width = max(model.cfg.d_model, getattr(model.cfg, "d_vision", 0))
+    amp = mixed_precision(s.mixed, model.device, width) if next(model.parameters()).dtype == torch.float32 else None
     new_chars = unknown_chars(base_tok, [corrections[i].text for i in train_idx])
     settings_dict = {**asdict(s), "base_vocab": model.cfg.vocab_size}
 
     drawn: list[tuple[Image.Image, str]] = []
-    if specimens is not None and s.rehearse > 0 and train_idx:
-        pool = [t for t in dict.fromkeys(plain_texts or []) if normalize(t)] or \
-            [corrections[i].text for i in train_idx]
+    held_texts = {normalize(corrections[i].text) for i in held_idx}
+    pool = [t for t in dict.fromkeys(plain_texts or []) if normalize(t) and normalize(t) not in held_texts]
+    if specimens is not None and s.rehearse > 0 and train_idx and pool:
         rng = random.Random(s.seed)
         rng.shuffle(pool)
-        texts = [pool[k % len(pool)] for k in range(max(4, round(s.rehearse * len(train_idx))))]
+        texts = pool[:max(1, round(s.rehearse * len(train_idx)))]  # each text drawn once: none learned by heart
         tall_share = sum(corrections[i].image.height > corrections[i].image.width for i in train_idx) / len(train_idx)
         drawn = specimens(texts, [rng.random() < tall_share for _ in texts], s.seed)
     images = [x.image for x in corrections] + [x.image for x in confirmations] + [im for im, _ in drawn]
     feats = []
     for i in range(0, len(images), 16):
         check()
-        feats += _features(model, images[i:i + 16], s.patches)
+        feats += _features(model, images[i:i + 16], s.patches, amp=amp)
         report("features", min(i + 16, len(images)), len(images))
 
     drawn_feats = feats[len(corrections) + len(confirmations):]
@@ -274,11 +317,11 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     before_cache = [_Cached(f, shape, [], x.text) for (f, shape), x in zip(feats, corrections + confirmations)]
     held_before = [before_cache[i] for i in held_idx]
     conf_cache = before_cache[len(corrections):]
-    heldout_before = _cer(model, base_tok, held_before, s.max_new_tokens, check)
+    heldout_before = _cer(model, base_tok, held_before, s.max_new_tokens, check, amp=amp)
     plain_check = [_Cached(f, shape, [], text) for k, ((f, shape), (_, text)) in enumerate(zip(drawn_feats, drawn))
                    if k % 4 == 3]
-    plain_before = _cer(model, base_tok, plain_check, s.max_new_tokens, check) if plain_check else None
-    confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check) if conf_cache else None
+    plain_before = _cer(model, base_tok, plain_check, s.max_new_tokens, check, amp=amp) if plain_check else None
+    confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check, amp=amp) if conf_cache else None
 
     tok = attach(model, base_tok, settings_dict, new_chars)
     params = _trainable(model)
@@ -301,7 +344,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         for k in range(steps_per_epoch):
             check()
             batch = [train_items[i] for i in order[k * s.batch_size:(k + 1) * s.batch_size]]
-            loss = _loss(model, tok, batch)
+            loss = _loss(model, tok, batch, amp)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
@@ -309,8 +352,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             total += float(loss.detach())
             report("training", (epoch - 1) * steps_per_epoch + k + 1, s.epochs * steps_per_epoch)
         model.eval()
-        cer = _cer(model, tok, held_items, s.max_new_tokens, check)
-        plain = _cer(model, tok, plain_check, s.max_new_tokens, check) if plain_check else None
+        cer = _cer(model, tok, held_items, s.max_new_tokens, check, amp=amp)
+        plain = _cer(model, tok, plain_check, s.max_new_tokens, check, amp=amp) if plain_check else None
         history.append({"epoch": epoch, "loss": round(total / max(1, steps_per_epoch), 4), "heldout_cer": cer,
                         "plain_cer": plain})
         epochs_run = epoch
@@ -331,7 +374,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     confirm_after = None
     if conf_cache:
         conf_items = [_Cached(c.feats, c.shape, [], c.text) for c in conf_cache]
-        confirm_after = _cer(model, tok, conf_items, s.max_new_tokens, check)
+        confirm_after = _cer(model, tok, conf_items, s.max_new_tokens, check, amp=amp)
     kept, reason = True, ""
     if heldout_after >= heldout_before:
         kept, reason = False, (f"the held-out corrections were not read better (CER {100 * heldout_before:.1f} % "

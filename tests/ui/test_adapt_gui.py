@@ -23,10 +23,10 @@ def _answer_report(w, qtbot) -> str:
 
 
 def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window, qtbot, tmp_path):
-    folder = _volume(tmp_path, _samples(40), checked_pages=(9,))
+    folder = _volume(tmp_path, _samples(44), checked_pages=(9,), read_pages=(10,))
     w = make_window(patches=128)
     w.session.open_path(folder)
-    qtbot.waitUntil(lambda: w.doc.project is not None and len(w.doc.page_names()) == 10, timeout=10000)
+    qtbot.waitUntil(lambda: w.doc.project is not None and len(w.doc.page_names()) == 11, timeout=10000)
     assert not w.adapting.use_adapter.isEnabled()  # no adapter yet
     edited = {p.name: [b.text for b in p.blocks] for p in w.doc.project.pages if any(b.edited for b in p.blocks)}
     assert len(edited) == 9
@@ -38,6 +38,7 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     result, path = blocker.args
     report = _answer_report(w, qtbot)
     assert "held-out corrections: CER" in report and "36 corrections from 1 volume" in report
+    assert "plain print:" in report  # page 010, read and left alone, drawn in the app's faces
     assert result.kept and path.endswith(PROJECT_ADAPTER_SUFFIX)
     qtbot.waitUntil(lambda: "adapted to vol1" in w.device_label.text(), timeout=60000)
     assert w.adapting.use_adapter.isEnabled() and w.adapting.use_adapter.isChecked()
@@ -48,12 +49,12 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     w.adapting.use_adapter.setChecked(True)
     qtbot.waitUntil(lambda: "adapted to vol1" in w.device_label.text(), timeout=60000)
 
-    # read again the pages nobody edited by hand: only the checked page 009; every hand edit stays
+    # read again the pages nobody edited by hand: the checked page 009 and 010; every hand edit stays
     with qtbot.waitSignal(w.run_finished, timeout=180000) as run:
         assert w.adapting.read_unedited.isEnabled()
         w.adapting.read_unedited.trigger()
     assert run.args == ["done"]
-    assert w.reading.run_stats.total == 1
+    assert w.reading.run_stats.total == 2
     page = w.doc.page("009.png")
     assert page.processed and all(b.model.endswith("adapted to vol1") for b in page.blocks)
     for name, texts in edited.items():
