@@ -81,7 +81,7 @@ def test_the_guard_discards_an_adapter_that_reads_confirmed_blocks_worse(demo):
     assert result.heldout_after < result.heldout_before  # it did learn the corrections...
     assert not result.kept and result.adapter is None  # ...and is discarded for the confirmed blocks
     assert "confirmed blocks were read worse" in result.reason
-    assert "adapter discarded" in result.summary()
+    assert "Adapter discarded" in result.summary()
 
 
 def test_the_adapter_file_reads_as_adapted_toggles_exactly_and_is_refused_by_another_model(demo, tmp_path):
@@ -166,7 +166,7 @@ def test_the_command_adapts_a_series_and_recognize_reads_with_the_adapter(tmp_pa
     assert main(["adapt", str(folder.parent), "--epochs", "20", "--model", str(DEMO), "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "held-out corrections: CER" in out and "36 corrections from 1 volume" in out
-    assert "drawn in the app's faces" in out and "plain print:" in out  # the page read and left alone, drawn
+    assert "drawn in the app's faces" in out and "plain print (" in out  # the page read and left alone, drawn
     adapter = folder.parent / ADAPTER_FILE
     assert adapter.is_file() and find_adapter(folder) == adapter
     crop = tmp_path / "crop.png"
@@ -217,7 +217,7 @@ def test_rehearsal_trains_on_drawn_print_never_on_held_out_texts_and_checks_plai
     assert sorted(drawn) == sorted(["ねこ", "いぬ", "とり", "さかな", "うま"])
     assert result.rehearsal == len(drawn) - len(drawn) // 4  # three quarters trained on, a quarter checks
     assert result.plain_before is not None and all(h["plain_cer"] is not None for h in result.history)
-    assert "plain print:" in result.summary() and "drawn in the app's faces" in result.summary()
+    assert "plain print (" in result.summary() and "drawn in the app's faces" in result.summary()
     # many other texts: one drawn a training correction
     asked.clear()
     many = [t for _, t in styled_crops(find_faces()[1], 80, seed=21, max_len=6)]

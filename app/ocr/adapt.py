@@ -105,6 +105,7 @@ class AdaptResult:
     rehearsal: int = 0  # drawn crops trained on beside the corrections
     plain_before: float | None = None  # CER of the drawn crops kept for the plain-print check
     plain_after: float | None = None
+    plain_checked: int = 0  # drawn crops of the plain-print check
     adapter: Adapter | None = None
     history: list[dict] = field(default_factory=list)
 
@@ -119,14 +120,15 @@ class AdaptResult:
         else:
             lines.append("confirmed blocks: none (mark pages checked to guard what the model already reads)")
         if self.plain_before is not None:
-            lines.append(f"plain print: {pct(self.plain_before)} -> {pct(self.plain_after)}")
+            lines.append(f"plain print ({self.plain_checked} drawn crop{'s' if self.plain_checked != 1 else ''} "
+                         f"checked): {pct(self.plain_before)} -> {pct(self.plain_after)}")
         vols = f" from {self.volumes} volume{'s' if self.volumes != 1 else ''}" if self.volumes else ""
         drawn = f"; {self.rehearsal} drawn in the app's faces to keep plain print" if self.rehearsal else ""
         lines.append(f"{self.corrections} corrections{vols} ({self.train} trained on, {self.heldout} held out{drawn})")
         text = "; ".join(lines)
         if self.new_chars:
             text += f"; new characters: {self.new_chars}"
-        verdict = "adapter kept" if self.kept else f"adapter discarded: {self.reason}"
+        verdict = "Adapter kept" if self.kept else f"Adapter discarded: {self.reason}"
         return f"{text}. {verdict} ({self.epochs} epochs, {self.seconds:.0f} s)."
 
     def as_dict(self) -> dict:
@@ -387,7 +389,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     result = AdaptResult(kept, reason, heldout_before, heldout_after, confirm_before, confirm_after,
                          len(corrections), len(train_idx), len(held_idx), len(confirmations), volumes, epochs_run,
                          new_chars, time.perf_counter() - started, len(drawn) - len(plain_check), plain_before,
-                         best[3], None, history)
+                         best[3], len(plain_check), None, history)
     if kept:
         from peft import get_peft_model_state_dict
 

@@ -38,7 +38,7 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     result, path = blocker.args
     report = _answer_report(w, qtbot)
     assert "held-out corrections: CER" in report and "36 corrections from 1 volume" in report
-    assert "plain print:" in report  # page 010, read and left alone, drawn in the app's faces
+    assert "plain print (" in report  # page 010, read and left alone, drawn in the app's faces
     assert result.kept and path.endswith(PROJECT_ADAPTER_SUFFIX)
     qtbot.waitUntil(lambda: "adapted to vol1" in w.device_label.text(), timeout=60000)
     assert w.adapting.use_adapter.isEnabled() and w.adapting.use_adapter.isChecked()

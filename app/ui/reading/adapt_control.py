@@ -95,7 +95,7 @@ class AdaptController(QObject):
             return
         self.reading.progress.setRange(0, total)
         self.reading.progress.setValue(done)
-        what = {"features": "looking at the corrected blocks", "training": "learning"}.get(stage, stage)
+        what = {"features": "looking at the corrected blocks and the drawn print", "training": "learning"}.get(stage, stage)
         left = ""
         if stage == "training" and done:
             secs = (time.monotonic() - self._started) * (total - done) / done
