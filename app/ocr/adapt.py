@@ -21,10 +21,11 @@ Rehearsal: so that the model keeps reading plain print while it learns a series'
 `specimens` (given by the caller: app.core.reading passes app.render.specimen.specimens) draws
 texts as clean crops in the app's faces: `plain_texts` (the caller's: the texts of the blocks
 that are neither corrections nor confirmations; none given, no rehearsal), `rehearse` of them
-per training correction, each text once at most. (Drawing the corrections' own texts instead was measured worse: the
-model learns those strings.) Three quarters are trained on with the corrections; the other
-quarter is the plain-print check: when the epoch to keep is chosen, the rise of its CER beyond
-`max_confirmation_rise` is added to the held-out CER. A held-out correction's text is never drawn.
+per training correction, each text once at most (drawing the corrections' own texts instead,
+or a few texts many times, was measured worse: the model learns those strings). Three quarters
+are trained on with the corrections; the other quarter is the plain-print check: when the epoch
+to keep is chosen, the rise of its CER beyond `max_confirmation_rise` is added to the held-out
+CER. A held-out correction's text is never drawn.
 
 Without an adapter nothing here touches the model: reading stays the published path. The
 adapter file, the new characters' rows and putting an adapter on a model are app.ocr.adapter.
@@ -83,7 +84,7 @@ class AdaptSettings:
     projector: bool = True  # adapt the projector too
     mixed: str = "auto"  # bf16 autocast for the tower's features and the training: auto (a real-size
     # model on a device that computes bf16 natively: CPUs with AVX-512 BF16 or AMX, CUDA), "bf16", "off"
-    rehearse: float = 1.0  # drawn crops of the training corrections' texts per training correction (0: none)
+    rehearse: float = 1.0  # drawn crops of other texts (plain_texts) per training correction (0: none)
 
 
 @dataclass
