@@ -202,6 +202,12 @@ class Wire:
         try:
             self.loop.run_until_complete(self.client.close())
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            # tasks still pending (a streamed answer's generator closed by the garbage collector is
+            # closed by a task of this loop): run them out, or closing the loop destroys them
+            # ("Task was destroyed but it is pending!")
+            pending = asyncio.all_tasks(self.loop)
+            if pending:
+                self.loop.run_until_complete(asyncio.wait(pending, timeout=5.0))
         finally:
             self.loop.close()
 
