@@ -67,3 +67,11 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     assert w.doc.page("000.png").checked and w.adapting.mark_checked.isChecked()
     w.undo_stack.undo()
     assert not w.doc.page("000.png").checked and not w.adapting.mark_checked.isChecked()
+
+    # after a restart: opening the volume loads its adapter, and the model box says so before any reading
+    w.session.save()
+    w2 = make_window(patches=128)
+    w2.session.open_path(folder)
+    qtbot.waitUntil(lambda: w2.doc.project is not None, timeout=10000)
+    assert w2.adapting.use_adapter.isEnabled() and w2.adapting.use_adapter.isChecked()
+    qtbot.waitUntil(lambda: "adapted to vol1" in w2.device_label.text(), timeout=60000)

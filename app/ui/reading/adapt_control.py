@@ -126,15 +126,18 @@ class AdaptController(QObject):
             self.window.show_status("Teaching cancelled: nothing changed")
 
     # --- the adapter ----------------------------------------------------------------------------
-    def source_opened(self) -> None:
-        """A volume opened: its adapter (if any) is read with."""
+    def source_opened(self) -> bool:
+        """A volume opened: its adapter (if any) is read with. True when that changes the model the
+        worker should have loaded (the caller configures the worker, then preloads it)."""
         from app.core.reading.corrections import find_adapter
 
         doc = self.window.doc
+        before = (self.reading.adapter_path, self.reading.adapted)
         found = find_adapter(doc.source) if doc.source else None
         self.reading.adapter_path = str(found) if found else ""
         self.use_adapter.setEnabled(found is not None)
         self.reading.adapted = self.use_adapter.isChecked()
+        return (self.reading.adapter_path, self.reading.adapted) != before and bool(found or before[0])
 
     def _on_toggled(self, on: bool) -> None:
         self.reading.adapted = bool(on)

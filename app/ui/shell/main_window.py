@@ -289,8 +289,10 @@ class MainWindow(QMainWindow):
         self.notice.clear_all()
 
     def show_project(self, source: str) -> None:
-        self.adapting.source_opened()  # the volume's OCR adapter, if it has one
+        adapter_changed = self.adapting.source_opened()  # the volume's OCR adapter, if it has one
         self.configure_worker()
+        if adapter_changed:
+            self.reading.host.preload()  # loaded now, so the model box names it before any reading
         self.page_list.set_pages(source, self.doc.project.pages)
         self.show_page(self.doc.project.pages[0].name)
 
