@@ -110,6 +110,7 @@ def _book_samples(data: Path, book: dict, pages) -> list:
 def real(args) -> dict:
     from app.ocr import load_recognizer
     from app.ocr.adapt import AdaptSettings, adapt
+    from app.ocr.text import score
     from app.render.specimen import specimens
 
     annotation = json.loads((args.data / "annotation.json").read_text(encoding="utf-8"))
@@ -129,11 +130,11 @@ def real(args) -> dict:
         train = halves[train_book][0] if train_book == test_book else halves[train_book][0] + halves[train_book][1]
         test = halves[test_book][1]
         images, texts = [s.image for s in test], [s.text for s in test]
-        before = _cer(rec, images, texts, patches)
-        started = time.perf_counter()
-        # what the app draws as plain print: the other blocks as read (the measured half, read by the
-        # model before any adapting; their true text is never used)
+        # read once: the CER before, and what the app draws as plain print (the other blocks as
+        # read, the measured half, by the model before any adapting; their true text is never used)
         read = [r.text for r in rec.recognize(images, max_num_patches=patches, max_new_tokens=64)]
+        before = score(read, texts).cer
+        started = time.perf_counter()
         result = adapt(rec, train, settings, specimens=specimens, plain_texts=read)
         after = before
         if result.adapter is not None:
@@ -154,6 +155,7 @@ def cost(args) -> dict:
 
     from app.ocr import adapt as adapting
     from app.ocr import load_recognizer
+    from app.ocr.precision import mixed_precision
     from tests.golden import writer
     from tools.synth.fonts import find_faces
     from tools.synth.styled import styled_crops
@@ -180,7 +182,7 @@ def cost(args) -> dict:
         adapting._loss = original_loss
     steps = times["steps"]
     per_step = (steps[-1] - steps[0]) / max(1, len(steps) - 1) if len(steps) > 1 else float("nan")
-    return {"crops": args.crops, "mixed": str(adapting.mixed_precision(args.mixed, rec.model.device, rec.model.cfg.d_model)),
+    return {"crops": args.crops, "mixed": str(mixed_precision(args.mixed, rec.model.device, max(rec.model.cfg.d_model, rec.model.cfg.d_vision))),
             "threads": torch.get_num_threads(), "features_s": round(times["features"], 1),
             "steps": len(steps), "s_per_step": round(per_step, 2), "total_s": round(time.perf_counter() - started, 1),
             "epoch_s": round(per_step * len(steps), 1), "eval_and_rest_s": round(result.seconds - times["features"]

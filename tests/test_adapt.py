@@ -234,8 +234,8 @@ def test_rehearsal_trains_on_drawn_print_never_on_held_out_texts_and_checks_plai
 def test_mixed_precision_is_bf16_where_it_pays_and_adapting_in_it_still_learns(demo, monkeypatch):
     import torch
 
-    from app.models import device as devices
-    from app.ocr.adapt import mixed_precision
+    from app.ocr import precision as devices  # the CPU's features, as the precision room reads them
+    from app.ocr.precision import mixed_precision
 
     cpu = torch.device("cpu")
     assert mixed_precision("off", cpu, 768) is None and mixed_precision("bf16", cpu, 768) is torch.bfloat16

@@ -47,6 +47,7 @@ from torch import nn
 from app.errors import Cancelled, UserError
 from app.ocr import generate
 from app.ocr.adapter import Adapter, attach, model_sha256, unknown_chars
+from app.ocr.precision import mixed_precision
 from app.ocr.preprocess import preprocess
 from app.ocr.teacher import IGNORE, forward_logits, text_batch
 from app.ocr.text import normalize, score
@@ -136,34 +137,6 @@ class AdaptResult:
         out = {k: v for k, v in asdict(self).items() if k not in ("adapter",)}
         return out
 
-
-
-MIXED_MIN_WIDTH = 512  # "auto" uses bf16 for models at least this wide (d_model or d_vision)
-
-
-def mixed_precision(setting: str, device: torch.device, width: int = MIXED_MIN_WIDTH) -> torch.dtype | None:
-    """The autocast dtype adapting runs in (None: float32): bf16 where `setting` asks for it, or
-    for "auto" where the device computes bf16 natively and the model is `width` >= MIXED_MIN_WIDTH
-    wide (the weights and the adapters stay float32; the recognizer reads in its own precision
-    afterwards). Measured on a 2-core AVX-512 BF16 CPU (bench/adapt.py, docs/accuracy.md): the
-    real-size Nova's features and training steps 1.7-2x as fast, the same CER on the demo model,
-    whose width-128 matrices are too small for bf16 to pay (1.5x slower)."""
-    if setting == "off":
-        return None
-    if setting == "bf16":
-        return torch.bfloat16
-    if setting != "auto":
-        raise UserError(f"unknown mixed precision {setting!r}: use auto, bf16 or off")
-    if width < MIXED_MIN_WIDTH:
-        return None
-    if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else None
-    if device.type == "cpu":
-        from app.models.device import cpu_features
-        from app.ocr.precision import BF16_CPU_FEATURES
-
-        return torch.bfloat16 if cpu_features() & BF16_CPU_FEATURES else None
-    return None
 
 
 def _trainable(model) -> list[tuple[str, nn.Parameter]]:

@@ -165,3 +165,28 @@ def convert_precision(model: nn.Module, current: str, wanted: str) -> nn.Module:
     if current == "bf16":
         model = model.float()
     return apply_precision(model, wanted)
+
+
+MIXED_MIN_WIDTH = 512  # "auto" uses bf16 for models at least this wide (d_model or d_vision)
+
+
+def mixed_precision(setting: str, device: torch.device, width: int = MIXED_MIN_WIDTH) -> torch.dtype | None:
+    """The autocast dtype adapting the OCR (app.ocr.adapt) runs in (None: float32): bf16 where `setting` asks for it, or
+    for "auto" where the device computes bf16 natively and the model is `width` >= MIXED_MIN_WIDTH
+    wide (the weights and the adapters stay float32; the recognizer reads in its own precision
+    afterwards). Measured on a 2-core AVX-512 BF16 CPU (bench/adapt.py, docs/accuracy.md): the
+    real-size Nova's features and training steps 1.7-2x as fast, the same CER on the demo model,
+    whose width-128 matrices are too small for bf16 to pay (1.5x slower)."""
+    if setting == "off":
+        return None
+    if setting == "bf16":
+        return torch.bfloat16
+    if setting != "auto":
+        raise UserError(f"unknown mixed precision {setting!r}: use auto, bf16 or off")
+    if width < MIXED_MIN_WIDTH:
+        return None
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else None
+    if device.type == "cpu":
+        return torch.bfloat16 if cpu_features() & BF16_CPU_FEATURES else None
+    return None
