@@ -16,7 +16,6 @@ from app.errors import ModelError, UserError
 
 FORMAT = "hayai-ocr-adapter"
 VERSION = 1
-ADAPTER_FILE = "hayai-ocr-adapter.safetensors"  # beside the series file, or the project
 DECODER_TARGETS = ("w_q", "w_k", "w_v", "w_o", "w_gate", "w_up", "w_down")
 PROJECTOR_TARGETS = r"projector\.(mlp|proj)\.[02]"
 

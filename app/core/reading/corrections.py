@@ -36,7 +36,7 @@ from app.core.project.files import load_project, open_project
 from app.core.project.paths import find_project_file
 from app.errors import UserError
 
-ADAPTER_FILE = "hayai-ocr-adapter.safetensors"
+ADAPTER_FILE = "hayai-ocr-adapter.safetensors"  # a series' adapter: the one place its name is decided
 PROJECT_ADAPTER_SUFFIX = ".ocr-adapter.safetensors"
 SERIES_FILE = ".hayai-series.json"  # the series file's name (app.core.translation.series, a room above this one)
 LEVELS = 2  # folders between a series' folder and the folder holding a volume
