@@ -179,6 +179,12 @@ def test_the_command_adapts_a_series_and_recognize_reads_with_the_adapter(tmp_pa
     empty.mkdir()
     assert main(["adapt", str(empty), "--model", str(DEMO)]) == 2
     assert "no volume with a saved project" in capsys.readouterr().err
+    # varied copies asked for: the report says so; out of range: a clear message
+    assert main(["adapt", str(folder.parent), "--epochs", "2", "--augment", "1", "--model", str(DEMO), "--device",
+                 "cpu", "--out", str(tmp_path / "varied.safetensors")]) in (0, 1)
+    assert "each also as 1 varied copy (margins, tone)" in capsys.readouterr().out
+    assert main(["adapt", str(folder.parent), "--augment", "9", "--model", str(DEMO)]) == 2
+    assert "--augment must be 0 to 8" in capsys.readouterr().err
 
 
 def test_drawn_plain_print_is_what_the_model_reads_and_the_same_for_a_seed(demo):
@@ -250,3 +256,29 @@ def test_mixed_precision_is_bf16_where_it_pays_and_adapting_in_it_still_learns(d
 
     result = adapt(demo, _samples(), replace(FAST, mixed="bf16"))
     assert result.kept and result.heldout_after < result.heldout_before - 0.1, result.summary()
+
+
+def test_varied_copies_move_the_margins_and_tone_the_same_for_a_seed_and_are_only_trained_on(demo):
+    import random
+
+    import numpy as np
+
+    from app.ocr.adapt import varied
+
+    image, _ = styled_crops(find_faces()[0], 1, seed=31, invert=False, max_len=6)[0]
+    copies = [varied(image, random.Random(4)) for _ in range(2)]
+    assert np.array_equal(np.asarray(copies[0]), np.asarray(copies[1]))  # the same for a seed
+    others = [varied(image, random.Random(k)) for k in range(12)]
+    sizes = {im.size for im in others}
+    assert len(sizes) > 6  # margins moved
+    w, h = image.size
+    assert all(0.8 * w <= x <= 1.2 * w and 0.8 * h <= y <= 1.2 * h for x, y in sizes)
+    # the text stays whole: the ink of the crop is in every copy (a dark pixel count near the original's)
+    ink = (np.asarray(image.convert("L")) < 128).sum()
+    assert all(0.6 * ink <= (np.asarray(im.convert("L")) < 128).sum() <= 1.6 * ink for im in others)
+    # adapting: the copies join the training part only (the held-out split and its CER unchanged)
+    samples = _samples()
+    plain = adapt(demo, samples, FAST, train=False)
+    more = adapt(demo, samples, AdaptSettings(**{**FAST.__dict__, "augment": 2}), train=False)
+    assert more.variants == 2 * plain.train and plain.variants == 0
+    assert (more.train, more.heldout, more.heldout_before) == (plain.train, plain.heldout, plain.heldout_before)

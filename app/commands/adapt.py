@@ -26,6 +26,9 @@ def add_parser(sub) -> None:
     p.add_argument("--rehearse", type=float, default=1.0,
                    help="clean crops drawn in the app's faces per training correction, so that plain print is not "
                         "forgotten (default 1; 0: none, faster)")
+    p.add_argument("--augment", type=int, default=0, metavar="N",
+                   help="N varied copies of each training correction, its box's margins moved as another "
+                        "detection would take it (default 0; 1 read real pages better, at twice the cost)")
     p.add_argument("--mixed", default="auto", choices=["auto", "bf16", "off"],
                    help="bfloat16 mixed precision (default auto: for a real-size model where the CPU or GPU computes "
                         "bf16 natively; off: float32)")
@@ -45,6 +48,8 @@ def run(args) -> int:
         raise UserError(f"--epochs must be at least 1, got {args.epochs}")
     if args.rehearse < 0:
         raise UserError(f"--rehearse must be 0 or more, got {args.rehearse}")
+    if not 0 <= args.augment <= 8:
+        raise UserError(f"--augment must be 0 to 8, got {args.augment}")
     if not args.lr > 0:
         raise UserError(f"--lr must be positive, got {args.lr}")
     args.model = args.model or DEFAULTS["ocr"]
@@ -62,7 +67,8 @@ def run(args) -> int:
         bars[stage](done, total)
 
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
-                                                                   rehearse=args.rehearse, mixed=args.mixed),
+                                                                   rehearse=args.rehearse, augment=args.augment,
+                                                                   mixed=args.mixed),
                              out=args.out, progress=progress)
     for bar in bars.values():
         bar.close()
