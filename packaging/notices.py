@@ -41,6 +41,7 @@ TEXT_FALLBACK = {
     "pyside6": _QT, "pyside6-addons": _QT, "pyside6-essentials": _QT, "shiboken6": _QT,
     "tokenizers": ["file:Apache-2.0"], "sentencepiece": ["file:Apache-2.0"], "flatbuffers": ["file:Apache-2.0"],
     "nvidia-ml-py": ["description:COPYRIGHT"],
+    "kernels": ["file:Apache-2.0"],  # Hugging Face's kernels, a requirement of transformers from 5.25
 }
 
 
