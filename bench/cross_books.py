@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-MODULES = {"order": "app.detect.order", "panels": "app.detect.panels", "bubbles": "app.detect.bubbles",
-           "blocks": "app.detect.blocks", "ink": "app.detect.ink"}
+MODULES = {"order": "app.detect.order", "panels": "app.detect.panels", "gutters": "app.detect.gutters",
+           "bubbles": "app.detect.bubbles", "blocks": "app.detect.blocks", "ink": "app.detect.ink"}
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,13 @@ def _no_widen(original):
 
 def switches() -> list[Knob]:
     return [
-        switch("rule: shared border lines cut panels", lambda: _replace("panels", "_shared_borders", lambda o: lambda *a, **k: [])),
+        switch("rule: shared border lines cut panels", lambda: _replace("gutters", "_shared_borders", lambda o: lambda *a, **k: [])),
+        switch("rule: a border line crossing a gutter is no shared border",
+               lambda: _replace("gutters", "_crosses_gutter", lambda o: lambda *a: False)),
+        switch("rule: textless panels lying in a larger one dropped",
+               lambda: _replace("panels", "drop_figures", lambda o: lambda p, t: list(p))),
         switch("rule: regions split straight-cut panels", lambda: _replace("panels", "_regions", lambda o: lambda *a, **k: {})),
-        switch("rule: gutters must have borders beside", lambda: _replace("panels", "BORDER_INK", lambda o: 2.0)),
+        switch("rule: gutters must have borders beside", lambda: _replace("gutters", "BORDER_INK", lambda o: 2.0)),
         switch("rule: slivers without text dropped", lambda: _replace("panels", "drop_slivers", lambda o: lambda p, t, s: list(p))),
         switch("rule: textless overlapping panels set aside", lambda: _replace("panels", "settle_overlaps", _no_settle)),
         switch("rule: crowded panels read page-wide", lambda: _replace("panels", "CROWDED", lambda o: 10 ** 6)),
@@ -126,18 +130,18 @@ def knobs() -> list[Knob]:
         constant("panels.MIN_REGION_FILL", (0.6, 0.9)),
         constant("panels.MIN_REGION_AREA", (0.006, 0.025)),
         constant("panels.MIN_PANEL_SIDE", (0.02, 0.08)),
-        constant("panels.PAPER_FRACTION", (0.75, 0.92)),
-        constant("panels.GUTTER_SPECKS", (0.0005, 0.006)),
-        constant("panels.BORDER_INK", (0.3, 0.7)),
-        constant("panels.MIN_GUTTER", (0.002, 0.008)),
-        constant("panels.MIN_PANEL", (0.02, 0.08)),
-        constant("panels.LINE_INK", (0.7, 0.9)),
-        constant("panels.LINE_CONTRAST", (0.25, 0.45)),
-        constant("panels.LINE_ALONE", (8, 24)),
-        constant("panels.LINE_GUTTER", (0.01, 0.08)),
-        constant("panels.MIN_LINE_PIECE", (0.04, 0.15)),
-        constant("panels.LINE_GAP", (0.005, 0.05)),
-        constant("panels.MAX_LINE", (0.004, 0.01)),
+        constant("gutters.PAPER_FRACTION", (0.75, 0.92)),
+        constant("gutters.GUTTER_SPECKS", (0.0005, 0.006)),
+        constant("gutters.BORDER_INK", (0.3, 0.7)),
+        constant("gutters.MIN_GUTTER", (0.002, 0.008)),
+        constant("gutters.MIN_PANEL", (0.02, 0.08)),
+        constant("gutters.LINE_INK", (0.7, 0.9)),
+        constant("gutters.LINE_CONTRAST", (0.25, 0.45)),
+        constant("gutters.LINE_ALONE", (8, 24)),
+        constant("gutters.LINE_GUTTER", (0.01, 0.08)),
+        constant("gutters.MIN_LINE_PIECE", (0.04, 0.15)),
+        constant("gutters.LINE_GAP", (0.005, 0.05)),
+        constant("gutters.MAX_LINE", (0.004, 0.01)),
         constant("panels.DARK_LEVEL", (50, 100)),
         constant("bubbles.MAX_GROWTH", (2.5, 8.0)),
         constant("bubbles.MIN_SOLIDITY", (0.75, 0.92)),

@@ -176,7 +176,7 @@ def test_a_bubble_over_a_gutter_does_not_hide_it():
 def test_a_paper_band_inside_a_panel_is_no_gutter():
     """Along one axis: art (0.3 ink) | blank band | border | gutter | border | art. Only the run
     with a border line on both sides is a gutter (where borders exist at all)."""
-    from app.detect.panels import _cuts
+    from app.detect.gutters import _cuts
 
     ink = np.array([0.3] * 100 + [0.0] * 40 + [1.0] * 3 + [0.0] * 15 + [1.0] * 3 + [0.3] * 100)
     assert _cuts(ink, 400, 5, 20) == [(0, 143), (158, 261)]

@@ -7,9 +7,11 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from app.detect import Detection, build_regions, reading_order
+from app.detect import gutters as gutters_mod
 from app.detect import panels as panels_mod
 from app.detect.blocks import gray_page
 from app.detect.panels import (
+    drop_figures,
     drop_slivers,
     find_panels,
     panel_layout,
@@ -81,7 +83,7 @@ def test_a_border_line_is_found_beside_a_wide_margin():
 
 def test_without_the_border_line_rule_the_frame_is_one_panel(monkeypatch):
     page, boxes = _shared_border_page()
-    monkeypatch.setattr(panels_mod, "LINE_INK", 2.0)  # no line is ever dark enough
+    monkeypatch.setattr(gutters_mod, "LINE_INK", 2.0)  # no line is ever dark enough
     assert len(find_panels(panels_mod.np.asarray(gray_page(page)), "rtl", ignore=boxes)) == 1
 
 
@@ -166,3 +168,67 @@ def test_a_ragged_region_in_a_corner_inside_another_regions_box_is_no_panel():
     assert split_by_regions(piece, [left, right], {left: 0.5, right: 0.5}) == [left, right]
     inset = (500, 500, 700, 700)
     assert split_by_regions(piece, [outer, inset], {outer: 0.6, inset: 0.4}) == [outer, inset]
+
+
+def _level_line_page():
+    """A page read right to left: a tall right-hand panel beside a stack of two on the left,
+    a wide panel below. The lower-left panel's top border is level with a dark line of the tall
+    panel's artwork (the foot of a wall above a pale floor); a narrow gutter parts the stack from
+    the tall panel. The tall panel's one bubble straddles that line."""
+    page = Image.new("L", (600, 800), 255)
+    draw = ImageDraw.Draw(page)
+    draw.rectangle((20, 20, 280, 360), outline=0, width=4)  # upper left
+    draw.rectangle((20, 387, 280, 600), outline=0, width=4)  # lower left: its top border is rows 387-390
+    draw.rectangle((289, 20, 580, 600), outline=0, width=4)  # the tall panel, 8 px of gutter to its left
+    draw.rectangle((293, 366, 576, 386), fill=70)  # a wall, dark down to the line
+    draw.rectangle((293, 387, 576, 390), fill=0)  # its foot, level with the border beside it
+    draw.rectangle((20, 616, 580, 780), outline=0, width=4)  # the wide panel
+    _art(draw, (24, 24, 276, 356), 3)
+    _art(draw, (24, 391, 276, 596), 4)
+    _art(draw, (293, 394, 576, 596), 5)
+    boxes = [(420, 330, 470, 450), (200, 60, 250, 200), (200, 420, 250, 560), (480, 640, 530, 760)]
+    for b in boxes:
+        _glyphs(draw, b)
+    return page, boxes
+
+
+def test_a_line_level_with_a_gutter_beside_it_does_not_cut_the_tall_panel():
+    # the foot of the wall and the stack's border make one dark row across the page but for
+    # the gutter's 8 px: a gutter runs through that gap, so they are two lines, no border two
+    # panels share; the tall panel stays whole and its bubble is read first
+    page, boxes = _level_line_page()
+    gray = gray_page(page)
+    found = find_panels(gray, "rtl", ignore=boxes)
+    assert len(found) == 4, found
+    tall = found[0]
+    assert tall[0] >= 285 and tall[1] <= 24 and tall[3] >= 596, tall
+    assert reading_order(boxes, "rtl", found) == [0, 1, 2, 3]
+    regions = build_regions([Detection(b, "text", 0.9) for b in boxes], page.size, "rtl", page=gray)
+    assert [r.box[:2] for r in regions] == [(420.0, 330.0), (200.0, 60.0), (200.0, 420.0), (480.0, 640.0)]
+
+
+def test_figures_inside_a_panel_are_no_panels():
+    # a shape the gutter-coloured areas cut off inside a panel, holding no text, is the panel's
+    # artwork; a panel beside, one overlapping a little and one holding text stay panels
+    big, figure, beside = (20, 20, 580, 400), (100, 100, 200, 200), (20, 420, 580, 780)
+    corner = (500, 300, 700, 500)  # a fifth of it inside `big`
+    holding = (300, 120, 400, 220)
+    text = (320, 140, 360, 200)
+    assert drop_figures([big, figure, beside], [text]) == [big, beside]
+    assert drop_figures([big, corner], [text]) == [big, corner]
+    assert drop_figures([big, holding], [text]) == [big, holding]
+    assert drop_figures([big, figure], []) == [big, figure]  # no text: nothing to judge by
+
+
+def test_a_margin_beside_a_shared_border_is_no_gutter_it_crosses():
+    # a bubble sticks out of the frame's left side lower down, so the page's content starts in
+    # the margin: the margin beside the shared border's end is no gutter across it
+    page, boxes = _shared_border_page()
+    draw = ImageDraw.Draw(page)
+    draw.ellipse((10, 560, 70, 700), fill=255, outline=0, width=3)
+    draw.rectangle((100, 370, 300, 397), fill=150)  # tone beside the line on both sides: the
+    draw.rectangle((100, 402, 300, 430), fill=150)  # frame's unframed margin beside it is no gutter
+    gray = gray_page(page)
+    found = find_panels(gray, "rtl", ignore=[*boxes, (22, 590, 58, 670)])
+    assert len(found) == 2, found
+    assert abs(found[0][3] - 398) <= 4 and abs(found[1][1] - 402) <= 4
