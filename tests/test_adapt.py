@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from PIL import Image
 
 from app.errors import ModelError, UserError
@@ -282,3 +283,24 @@ def test_varied_copies_move_the_margins_and_tone_the_same_for_a_seed_and_are_onl
     more = adapt(demo, samples, AdaptSettings(**{**FAST.__dict__, "augment": 2}), train=False)
     assert more.variants == 2 * plain.train and plain.variants == 0
     assert (more.train, more.heldout, more.heldout_before) == (plain.train, plain.heldout, plain.heldout_before)
+
+
+def test_the_trained_change_is_scaled_back_when_that_reads_the_held_out_better(demo):
+    # a hot learning rate overshoots: three quarters of the change read the held-out corrections
+    # better than all of it, so three quarters are kept, and that is what the adapter carries
+    from dataclasses import replace
+
+    samples = _samples(seed=5)
+    hot = replace(FAST, lr=1e-2)
+    whole = adapt(demo, samples, replace(hot, scales=()))
+    scaled = adapt(demo, samples, hot)
+    assert whole.scale == 1.0 and scaled.scale == 0.75, scaled.history
+    assert scaled.heldout_after < whole.heldout_after and scaled.kept
+    for key, value in whole.adapter.lora.items():
+        want = 0.75 * value if "lora_B" in key else value
+        assert torch.allclose(scaled.adapter.lora[key], want), key
+    assert "75 % of the trained change kept" in scaled.summary()
+    # none of the change reads as the base model: the scale reaches all of it
+    zero = adapt(demo, samples, replace(FAST, scales=(0.0,)))
+    assert [h["heldout_cer"] for h in zero.history if "scale" in h] == [zero.heldout_before]
+    assert zero.scale == 1.0  # all of the change read better than none of it
