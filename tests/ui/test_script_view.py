@@ -102,6 +102,28 @@ def test_editing_a_cell_is_one_undo_step(make_window, pages, qtbot):
     assert _cells(view, TRANSLATION)[2] == ""
 
 
+def test_a_fit_found_while_a_cell_is_typed_into_keeps_what_was_typed(make_window, pages, qtbot):
+    # the lettering fit of the page comes in from the background while the user types in one of
+    # its cells: the row is repainted, the typing stays and is what gets committed
+    w = make_window()
+    w.session.open_path(pages)
+    _fill(w)
+    w.show()
+    w.script.dock.show()
+    view = w.script
+    index = view.proxy.index(2, TRANSLATION)
+    view.table.setCurrentIndex(index)
+    view.table.edit(index)
+    editor = next(e for e in view.table.viewport().findChildren(QLineEdit) if e.isVisible())
+    QTest.keyClicks(editor, "Thr")
+    view.fit.remember("page-001.png", None, {"b0": "overflows"})
+    assert "overflows" in _cells(view, STATUS)[0]  # the fit reached the table
+    QTest.keyClicks(editor, "ee")
+    assert editor.text() == "Three"
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: w.doc.page("page-001.png").block("b2").translation == "Three", timeout=5000)
+
+
 def test_pages_and_status_bar_show_what_is_left(make_window, pages, qtbot):
     w = make_window()
     w.session.open_path(pages)

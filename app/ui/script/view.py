@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSpinBox,
+    QStyledItemDelegate,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -26,6 +27,17 @@ from app.ui.script.model import (
     ScriptFilter,
     ScriptModel,
 )
+
+
+class KeepsTyping(QStyledItemDelegate):
+    """The table's delegate: a cell's editor that the user has typed into keeps what was typed
+    when the row's data changes meanwhile (a lettering fit found in the background repaints the
+    row, and a view puts the model's text back into an open editor on every change)."""
+
+    def setEditorData(self, editor, index) -> None:
+        if isinstance(editor, QLineEdit) and editor.isModified():
+            return
+        super().setEditorData(editor, index)
 
 
 class ScriptView(QWidget):
@@ -63,6 +75,7 @@ class ScriptView(QWidget):
         row.addWidget(self.fit_label)
         self.table = QTableView()
         self.table.setModel(self.proxy)
+        self.table.setItemDelegate(KeepsTyping(self.table))
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the volume's order
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
