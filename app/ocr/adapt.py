@@ -407,9 +407,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             stale += 1
             if stale >= s.patience:
                 break
-    with torch.no_grad():
-        for n, p in params:
-            p.copy_(best[1][n])
+    _scale_adapters(params, best[1], 1.0)  # the best epoch's weights back
     model.eval()
     scale = 1.0
     if s.scales and best[2] > 0:  # the trained change scaled back toward the base model, when it reads better

@@ -70,7 +70,8 @@ def test_script_view_opens_filters_sorts_and_follows_the_canvas(make_window, pag
     assert _cells(view, TRANSLATION)[4] == "Not yet" and _statuses(view)[4] == "edited"
 
 
-def test_editing_a_cell_is_one_undo_step(make_window, pages, qtbot):
+def _editing_row_two(make_window, pages):
+    """The window with the script shown and the editor open on row 2's translation cell."""
     w = make_window()
     w.session.open_path(pages)
     _fill(w)
@@ -84,7 +85,11 @@ def test_editing_a_cell_is_one_undo_step(make_window, pages, qtbot):
     view.table.edit(index)
     editors = [e for e in view.table.viewport().findChildren(QLineEdit) if e.isVisible()]
     assert len(editors) == 1
-    editor = editors[0]
+    return w, view, editors[0], depth
+
+
+def test_editing_a_cell_is_one_undo_step(make_window, pages, qtbot):
+    w, view, editor, depth = _editing_row_two(make_window, pages)
     QTest.keyClicks(editor, "Three")
     QTest.keyClick(editor, Qt.Key.Key_Return)
     # the delegate commits on a queued call
@@ -105,16 +110,7 @@ def test_editing_a_cell_is_one_undo_step(make_window, pages, qtbot):
 def test_a_fit_found_while_a_cell_is_typed_into_keeps_what_was_typed(make_window, pages, qtbot):
     # the lettering fit of the page comes in from the background while the user types in one of
     # its cells: the row is repainted, the typing stays and is what gets committed
-    w = make_window()
-    w.session.open_path(pages)
-    _fill(w)
-    w.show()
-    w.script.dock.show()
-    view = w.script
-    index = view.proxy.index(2, TRANSLATION)
-    view.table.setCurrentIndex(index)
-    view.table.edit(index)
-    editor = next(e for e in view.table.viewport().findChildren(QLineEdit) if e.isVisible())
+    w, view, editor, _ = _editing_row_two(make_window, pages)
     QTest.keyClicks(editor, "Thr")
     view.fit.remember("page-001.png", None, {"b0": "overflows"})
     assert "overflows" in _cells(view, STATUS)[0]  # the fit reached the table
