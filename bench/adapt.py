@@ -242,6 +242,10 @@ def main() -> int:
                    help="an AdaptSettings field for the run (rehearse=0, batch_size=16), repeatable")
     args = p.parse_args()
     if args.what == "synthetic":
+        if not args.font.is_file():
+            print(f"{args.font}: no such font file; install Debian's fonts-droid-fallback or pass --font with "
+                  "a CJK font the demo recognizer was not trained on", file=sys.stderr)
+            return 2
         args.counts = [int(v) for v in args.counts.split(",")]
         args.set = dict(_setting(v) for v in args.set)
         out = synthetic(args)
