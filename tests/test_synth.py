@@ -142,3 +142,23 @@ def test_layers_give_the_same_page_plus_its_clean_truth_and_text_mask(tmp_path):
         assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "with" / name).read_bytes()
     assert sorted(p.name for p in (tmp_path / "layers").iterdir()) == ["page_0002.clean.png", "page_0002.mask.png"]
     assert np.array_equal(np.asarray(Image.open(tmp_path / "layers" / "page_0002.clean.png")), c)
+
+
+def test_styled_crops_never_draw_a_character_the_face_lacks():
+    # a glyph a face lacks is drawn as its empty box, which no reader can read as the text says:
+    # such texts are left out (the Latin face has no kana or kanji: only digits and Latin remain)
+    from app.fonts import font_file
+    from tools.synth.fonts import FontFace, find_faces
+    from tools.synth.styled import covered, styled_crops
+    from tools.synth.text import DIGITS, HIRAGANA, KANJI, KATAKANA, LATIN, PUNCT_END
+
+    latin = FontFace("ComicNeue-Regular", font_file("comic"))
+    crops = styled_crops(latin, 6, seed=3, max_len=3, latin=True)
+    assert len(crops) == 6
+    for _, text in crops:
+        assert all(ord(ch) in covered(latin) for ch in text), text
+        assert not set(text) & set(HIRAGANA + KATAKANA + KANJI), text
+    # the training faces have every character the texts draw: their crops are never thinned out
+    every = set(HIRAGANA + KATAKANA + KANJI + DIGITS + LATIN + "".join(PUNCT_END) + "、ー")
+    for face in find_faces():
+        assert not {ch for ch in every if ord(ch) not in covered(face)}, face.name

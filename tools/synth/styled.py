@@ -4,10 +4,13 @@
 
 Used to measure and test adapting the recognizer (app.ocr.adapt) on a face it never saw in
 training: a font file the demo models were not trained with, or the training faces drawn white
-on black (as in dark panels).
+on black (as in dark panels). A text holding a character the face has no glyph for is not drawn
+(another is drawn instead): such a glyph comes out as the face's empty box, which no reader can
+read as the text says (Droid Sans Fallback, for one, has no digits, Latin letters or "…").
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +24,28 @@ def face_from_file(path) -> FontFace:
     return FontFace(Path(path).stem, Path(path))
 
 
+@functools.lru_cache(maxsize=8)
+def covered(face: FontFace) -> frozenset[int]:
+    """The code points `face` has a glyph for (its best cmap)."""
+    from fontTools.ttLib import TTFont
+
+    with TTFont(str(face.path), fontNumber=face.index, lazy=True) as font:
+        return frozenset(font.getBestCmap())
+
+
 def styled_crops(face: FontFace, count: int, seed: int, invert: bool = False, min_len: int = 1,
                  max_len: int = 8, latin: bool = False) -> list[tuple[Image.Image, str]]:
     rng = np.random.default_rng(seed)
     out = []
+    passed = 0  # texts in a row the face could not draw
     while len(out) < count:
         text = random_text(rng, min_len, max_len, latin=latin)
+        if any(ord(ch) not in covered(face) for ch in text if not ch.isspace()):
+            passed += 1  # a glyph the face lacks would be drawn as an empty box
+            if passed > 100_000:
+                raise ValueError(f"{face.path}: the face has glyphs for almost none of the texts drawn")
+            continue
+        passed = 0
         vertical = bool(rng.random() < 0.6)
         style = TextStyle(face, int(rng.integers(20, 34)))
         mask = render([text], style, vertical)
