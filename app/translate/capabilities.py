@@ -76,3 +76,10 @@ class CapabilityStore:
                 atomic_write_json(self.path, self._data, indent=2, sort_keys=True)
             except OSError as exc:
                 log.warning("could not save what %s accepts to %s: %s", server, self.path, exc)
+
+
+def describe_change(old: Capabilities, new: Capabilities) -> str:
+    """What differs from `old` in `new`, as name=value pairs (for the log)."""
+    changed = [f"{k}={getattr(new, k)}" for k in ("format", "temperature", "stream", "max_tokens_param")
+               if getattr(old, k) != getattr(new, k)]
+    return ", ".join(changed)

@@ -8,7 +8,7 @@ what the user set (`by_user`). Plain data, no Qt, no app.core.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from app.translate.base import GlossaryEntry
@@ -147,3 +147,13 @@ def memory_from_dict(data, by_user: bool | None = None) -> StoryMemory:
     return StoryMemory(items("characters", Character), items("terms", Term),
                        summary.strip()[:MAX_SUMMARY_CHARS] if isinstance(summary, str) else "",
                        bool(data.get("summary_by_user")) if by_user is None else by_user)
+
+
+def proposed_memory(raw: dict, texts: Sequence[str]) -> StoryMemory | None:
+    """The model's memory proposals, keeping only the names and terms written on the page (a
+    small model invents entries, or names them after the request's ids)."""
+    memory = memory_from_dict(raw, by_user=False)
+    joined = "\n".join(texts)
+    memory = replace(memory, characters=tuple(c for c in memory.characters if c.source in joined),
+                     terms=tuple(t for t in memory.terms if t.source in joined))
+    return None if memory.empty else memory

@@ -46,11 +46,11 @@ from app.translate.base import (
     TranslatorSettings,
     server_label,
 )
-from app.translate.capabilities import FORMATS, Capabilities, CapabilityStore
+from app.translate.capabilities import FORMATS, Capabilities, CapabilityStore, describe_change
 from app.translate.languages import looks_untranslated
-from app.translate.memory import StoryMemory, memory_from_dict
+from app.translate.memory import StoryMemory, proposed_memory
 from app.translate.openai_wire import Transport, Wire, _Page, _Reply
-from app.translate.presets import DEFAULT_URL, preset_for_url
+from app.translate.presets import DEFAULT_URL, is_loopback, preset_for_url
 
 log = logging.getLogger(__name__)
 NO_KEY = "no-key"  # local servers want a non-empty bearer token; this one means none
@@ -120,7 +120,7 @@ class OpenAITranslator:
     def total_timeout(self) -> float:
         if self.settings.total_timeout > 0:
             return float(self.settings.total_timeout)
-        return LOCAL_TOTAL_S if self.preset.local or _is_loopback(self.base_url) else HOSTED_TOTAL_S
+        return LOCAL_TOTAL_S if self.preset.local or is_loopback(self.base_url) else HOSTED_TOTAL_S
 
     # -- the interface ---------------------------------------------------------------------------
     def translate_page(self, segments: Sequence[Segment], context: Sequence[ContextPage] = (),
@@ -176,7 +176,7 @@ class OpenAITranslator:
             error=str(state.error) if state.error is not None else "",
             fatal=bool(state.error is not None and state.error.fatal), translator=self.name,
             cached_tokens=state.cached, first_token_s=state.first_token_s, reasons=reasons,
-            memory=_proposed_memory(state.memory, [s.text for s in segments]) if state.memory else None,
+            memory=proposed_memory(state.memory, [s.text for s in segments]) if state.memory else None,
             image_sent=state.image_sent)
 
     def takes_images(self) -> bool:
@@ -401,26 +401,27 @@ class OpenAITranslator:
         """One chat completion (streamed when the server streams); degrades what it asks for when
         the first request of the run is refused; raises errors.LengthRefused or TranslationError.
 
-        One retry loop (tenacity): an attempt that ends in `_Again` (the server does not stream,
+        One retry loop (tenacity): an attempt that ends in `errors.Again` (the server does not stream,
         refused a capability, closed a kept-alive connection) is sent again at once; one that
-        ends in `_Transient` (429, 502/503/504, a dropped connection) after its wait (the
+        ends in `errors.Transient` (429, 502/503/504, a dropped connection) after its wait (the
         server's Retry-After, else a growing back-off), at most settings.max_retries times, the
         wait polling Cancel; after the last, its error is raised."""
         import tenacity
 
-        tries = _Tries()
+        tries = errors.Tries()
         retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type((_Again, _Transient)),
-            stop=lambda rs: isinstance(rs.outcome.exception(), _Transient) and tries.transient > self.settings.max_retries
-            or rs.attempt_number > MAX_ATTEMPTS,
+            retry=tenacity.retry_if_exception_type((errors.Again, errors.Transient)),
+            stop=lambda rs: (isinstance(rs.outcome.exception(), errors.Transient)
+                             and tries.transient > self.settings.max_retries)
+            or rs.attempt_number > errors.MAX_ATTEMPTS,
             wait=lambda rs: getattr(rs.outcome.exception(), "wait", 0.0),
             sleep=lambda seconds: self.wire.sleep(seconds, cancel) if seconds > 0 else None,
             reraise=True)
         try:
             reply = retrying(self._attempt, messages, ids, texts, cancel, on_tokens, state, tries)
-        except _Transient as exc:
+        except errors.Transient as exc:
             raise exc.final from None
-        except _Again as exc:  # MAX_ATTEMPTS immediate redos: a server that keeps refusing
+        except errors.Again as exc:  # errors.MAX_ATTEMPTS immediate redos: a server that keeps refusing
             raise TranslationError(f"{self.server}: the request kept being refused ({exc})") from None
         if not self._confirmed:
             self._confirmed = True
@@ -431,13 +432,13 @@ class OpenAITranslator:
             state.first_token_s = reply.first_token_s
         return reply
 
-    def _attempt(self, messages, ids, texts, cancel, on_tokens, state: _Page, tries: _Tries) -> _Reply:
+    def _attempt(self, messages, ids, texts, cancel, on_tokens, state: _Page, tries: errors.Tries) -> _Reply:
         """One try of the request: the reply, or what to do next (see _request)."""
         import openai
 
-        def transient(exc, final: TranslationError) -> _Transient:
+        def transient(exc, final: TranslationError) -> errors.Transient:
             tries.transient += 1
-            return _Transient(final, errors.retry_after(exc, tries.transient))
+            return errors.Transient(final, errors.retry_after(exc, tries.transient))
 
         kwargs = self._kwargs(messages, ids, texts)
         state.requests += 1
@@ -447,7 +448,7 @@ class OpenAITranslator:
         except errors.StreamEmpty:
             log.info("%s sent no chunk for a streamed request; asking without streaming", self.server)
             self.caps = replace(self.caps, stream=False)
-            raise _Again("no stream") from None
+            raise errors.Again("no stream") from None
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             msg = errors.message(exc)
             if self._extras.image_url and errors.about_images(msg):
@@ -455,7 +456,7 @@ class OpenAITranslator:
             if errors.about_length(msg):
                 raise errors.LengthRefused(msg) from None
             if not self._confirmed and self._degrade(msg):
-                raise _Again(errors.short(msg)) from None
+                raise errors.Again(errors.short(msg)) from None
             raise errors.error_for(self, exc) from None
         except (openai.RateLimitError, openai.InternalServerError) as exc:
             msg = errors.message(exc)
@@ -473,7 +474,7 @@ class OpenAITranslator:
             if errors.stale(exc) and not tries.fresh:  # a closed kept-alive connection: at once on a new one
                 tries.fresh = True
                 log.info("%s closed the connection before answering; asking again", self.server)
-                raise _Again("connection closed") from None
+                raise errors.Again("connection closed") from None
             raise transient(exc, errors.broken(self, exc)) from None  # the connection dropped
         except openai.OpenAIError as exc:
             raise errors.error_for(self, exc) from None
@@ -500,7 +501,7 @@ class OpenAITranslator:
             new = replace(caps, temperature=False)
         else:
             return False
-        log.info("%s refused the request (%s); trying %s", self.server, errors.short(msg), _caps_change(caps, new))
+        log.info("%s refused the request (%s); trying %s", self.server, errors.short(msg), describe_change(caps, new))
         self.caps = new
         return True
 
@@ -509,50 +510,3 @@ class OpenAITranslator:
             return self.list_models()
         except TranslationError:
             return []
-
-
-MAX_ATTEMPTS = 12  # a bound on the immediate redos of one request (each capability is left out once)
-
-
-@dataclass
-class _Tries:
-    """What one request's retry loop counted."""
-
-    transient: int = 0  # retries after a wait (429, 502/503/504, a dropped connection)
-    fresh: bool = False  # asked again on a new connection after a kept-alive one closed
-
-
-class _Again(Exception):
-    """Send the request again at once (what it asks for changed, or a new connection)."""
-
-
-class _Transient(Exception):
-    """A failure worth a retry after `wait` seconds; `final` is raised after the last one."""
-
-    def __init__(self, final: TranslationError, wait: float):
-        super().__init__(str(final))
-        self.final = final
-        self.wait = wait
-
-
-def _proposed_memory(raw: dict, texts: Sequence[str]) -> StoryMemory | None:
-    """The model's memory proposals, keeping only the names and terms written on the page (a
-    small model invents entries, or names them after the request's ids)."""
-    memory = memory_from_dict(raw, by_user=False)
-    joined = "\n".join(texts)
-    memory = replace(memory, characters=tuple(c for c in memory.characters if c.source in joined),
-                     terms=tuple(t for t in memory.terms if t.source in joined))
-    return None if memory.empty else memory
-
-
-def _is_loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(url).hostname or "").lower()
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
-def _caps_change(old: Capabilities, new: Capabilities) -> str:
-    changed = [f"{k}={getattr(new, k)}" for k in ("format", "temperature", "stream", "max_tokens_param")
-               if getattr(old, k) != getattr(new, k)]
-    return ", ".join(changed)

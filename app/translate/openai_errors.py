@@ -1,7 +1,10 @@
 """What an OpenAI-compatible server's refusals and errors mean: refused for length or for images,
 no stream, a retry's wait, a transport failure, and the message a user can act on (naming the
-server, never the key). Used by app.translate.openai_backend."""
+server, never the key); and what a request's retry loop raises and counts (send again at once,
+retry after a wait). Used by app.translate.openai_backend."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from app.translate.base import TranslationError, redact
 
@@ -132,3 +135,27 @@ def short(text: str) -> str:
 def snippet(reply: str) -> str:
     text = " ".join((reply or "").split())
     return repr(text[:80] + ("…" if len(text) > 80 else "")) if text else "an empty answer"
+
+
+MAX_ATTEMPTS = 12  # a bound on the immediate redos of one request (each capability is left out once)
+
+
+@dataclass
+class Tries:
+    """What one request's retry loop counted."""
+
+    transient: int = 0  # retries after a wait (429, 502/503/504, a dropped connection)
+    fresh: bool = False  # asked again on a new connection after a kept-alive one closed
+
+
+class Again(Exception):
+    """Send the request again at once (what it asks for changed, or a new connection)."""
+
+
+class Transient(Exception):
+    """A failure worth a retry after `wait` seconds; `final` is raised after the last one."""
+
+    def __init__(self, final: TranslationError, wait: float):
+        super().__init__(str(final))
+        self.final = final
+        self.wait = wait

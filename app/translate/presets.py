@@ -43,3 +43,11 @@ def preset_for_url(base_url: str) -> Preset:
     """The preset whose URL this is ("custom" for any other)."""
     wanted = base_url.rstrip("/")
     return next((p for p in PRESETS if p.base_url and p.base_url.rstrip("/") == wanted), PRESETS_BY_NAME["custom"])
+
+
+def is_loopback(url: str) -> bool:
+    """The URL names this machine (localhost, 127.x, ::1)."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
