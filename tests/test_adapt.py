@@ -204,6 +204,18 @@ def test_drawn_plain_print_is_what_the_model_reads_and_the_same_for_a_seed(demo)
     assert [im.tobytes() for im, _ in again] == [im.tobytes() for im, _ in specimens(texts, [True] * 8, seed=3)]
 
 
+def test_a_text_no_face_can_draw_is_not_drawn_for_plain_print():
+    # U+0378 is no character at all: no font has a glyph for it, so it would come out as an
+    # empty box under a text that says otherwise; the other texts are drawn as before
+    from app.render.specimen import specimens
+
+    texts = ["そうか", "まて\u0378", "学校"]
+    drawn = specimens(texts, [True, True, True], seed=3)
+    assert [t for _, t in drawn] == ["そうか", "学校"]
+    alone = specimens(["そうか", "学校"], [True, True], seed=3)
+    assert drawn[0][0].tobytes() == alone[0][0].tobytes()
+
+
 def test_rehearsal_trains_on_drawn_print_never_on_held_out_texts_and_checks_plain_print(demo):
     from app.ocr.adapt import split_by_page
     from app.render.specimen import specimens

@@ -106,6 +106,12 @@ class FontChain:
         return installed_face_for(ch) or self.primary
 
 
+def drawable(text: str, chain: FontChain) -> bool:
+    """Every character of `text` that needs a glyph has one in a face the chain or the machine
+    offers (none would be drawn as the .notdef box)."""
+    return all(covers(chain.face_for(ch), ch) for ch in text if _needs_glyph(ch))
+
+
 @dataclass(frozen=True)
 class Piece:
     """A run of a line drawn with one face. `tcy`: set upright across the column (vertical

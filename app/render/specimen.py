@@ -19,6 +19,7 @@ from PIL import Image
 
 from app.fonts import font_file
 from app.render.draw import render_rgba
+from app.render.glyphs import FontChain, drawable
 from app.render.layout import layout_text
 
 FACES = ("cjk", "cjk-bold", "cjk-serif", "cjk-serif-bold")
@@ -53,7 +54,9 @@ def specimens(texts: list[str], vertical: list[bool] | None = None, seed: int = 
     """Each text drawn once, the faces of FACES in turn (from a seeded start), each at a size of
     20-33 px, paper 215-255, ink 0-40 and a margin of 3 px to half the size, all drawn from
     `seed`: the same texts and seed give the same crops. `vertical[i]`: text i in a column
-    (default: as most Japanese lettering, vertical)."""
+    (default: as most Japanese lettering, vertical). A text holding a character that no face of
+    the app or the machine has is left out: it would be drawn as an empty box under a text that
+    says otherwise, and a model trained on it would learn to read boxes as that character."""
     rng = random.Random(seed)
     start = rng.randrange(len(FACES))
     out = []
@@ -63,5 +66,7 @@ def specimens(texts: list[str], vertical: list[bool] | None = None, seed: int = 
         paper, ink = rng.randint(215, 255), rng.randint(0, 40)
         face = str(font_file(FACES[(start + i) % len(FACES)]))
         upright = True if vertical is None else vertical[i]
+        if not drawable(text, FontChain.for_font(face)):
+            continue
         out.append((specimen(text, face, size, upright, paper, ink, pad), text))
     return out
