@@ -30,14 +30,14 @@ _WIDE_TO_NARROW = str.maketrans("０１２３４５６７８９！？", "0123456
 
 
 @functools.lru_cache(maxsize=1024)
-def charset(path: str) -> frozenset[int]:
-    """The code points a font file maps to a glyph (its best cmap; face 0 of a collection).
+def charset(path: str, index: int = 0) -> frozenset[int]:
+    """The code points a font file maps to a glyph (its best cmap; face `index` of a collection).
     Empty when fontTools cannot read the file. Kept for every font looked at (a machine's whole
     font folder, when a character is in none of the app's faces, is read once)."""
     from fontTools.ttLib import TTFont
 
     try:
-        font = TTFont(path, fontNumber=0, lazy=True) if path.lower().endswith((".ttc", ".otc")) \
+        font = TTFont(path, fontNumber=index, lazy=True) if path.lower().endswith((".ttc", ".otc")) \
             else TTFont(path, lazy=True)
         cmap = font["cmap"].getBestCmap() or {}
     except Exception:  # noqa: BLE001 - a damaged or unusual file covers nothing

@@ -10,12 +10,12 @@ read as the text says (Droid Sans Fallback, for one, has no digits, Latin letter
 """
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
+from app.render.glyphs import charset
 from tools.synth.fonts import FontFace
 from tools.synth.text import TextStyle, random_text, render
 
@@ -24,13 +24,9 @@ def face_from_file(path) -> FontFace:
     return FontFace(Path(path).stem, Path(path))
 
 
-@functools.lru_cache(maxsize=8)
 def covered(face: FontFace) -> frozenset[int]:
-    """The code points `face` has a glyph for (its best cmap)."""
-    from fontTools.ttLib import TTFont
-
-    with TTFont(str(face.path), fontNumber=face.index, lazy=True) as font:
-        return frozenset(font.getBestCmap())
+    """The code points `face` has a glyph for (its best cmap, app.render.glyphs.charset)."""
+    return charset(str(face.path), face.index)
 
 
 def styled_crops(face: FontFace, count: int, seed: int, invert: bool = False, min_len: int = 1,
