@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar
 
 from app.core.document import edits
@@ -23,6 +23,7 @@ from app.ui.editor.port import EditorWindow
 from app.ui.editor.undo import ProjectValueCommand
 from app.ui.translate.actions import build_actions
 from app.ui.translate.actions import key_state as _key_state
+from app.ui.translate.report import ReportNotice
 from app.ui.translate.undo import SelectionRunCommand
 from app.ui.translate.worker import TranslateHost
 
@@ -62,7 +63,7 @@ class TranslationController(QObject):
         self._run: dict = {}
         self._dialog = None
         self.last_error = ""
-        self.report: list = []  # the last run's blocks left untranslated (app.ui.translate.report)
+        self.report = ReportNotice(w, self._parent_widget)  # the last run's blocks left untranslated
         self.status = QLabel()
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
@@ -478,49 +479,11 @@ class TranslationController(QObject):
         if status == "done":
             self.window.clear_notice("translation")  # an earlier run's error (a server down) is over
         if problems:
-            self.show_report(problems)
+            self.report.show(problems)
         elif status == "done":
-            self.refresh_report()
+            self.report.refresh()
         self.run_id = 0
         self.run_finished.emit(status)
-
-    def show_report(self, rows) -> None:
-        """The run's report: a banner naming the blocks left untranslated (page and number), with
-        the way to the list of every one of them."""
-        from app.ui.translate.report import banner_text
-
-        self.report = list(rows)
-        self.window.show_notice("warning", banner_text(self.report),
-                                [("Show every block", self.open_report)], owner="translation-report")
-
-    def refresh_report(self) -> None:
-        """The report keeps the blocks still without a translation; once there are none, it goes."""
-        doc = self.window.doc
-        def untranslated(r) -> bool:
-            page = doc.page(r.page) if doc.has_page(r.page) else None
-            if page is None:
-                return False
-            if not r.block_id:  # the page as a whole: while any of its blocks has no translation
-                return any(not b.translation for b in page.blocks)
-            block = page.block(r.block_id)
-            return block is not None and not block.translation
-
-        left = [r for r in self.report if untranslated(r)]
-        if left and left != self.report:
-            self.show_report(left)
-        elif not left:
-            self.report = []
-            self.window.clear_notice("translation-report")
-
-    def open_report(self):
-        """The dialog listing every block of the last report; returns it (shown modeless)."""
-        from app.ui.translate.report import ReportDialog
-
-        dialog = ReportDialog(self.report, self._parent_widget())
-        dialog.jump.connect(self.window.jump_to_block)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
 
     def restore(self, block_id: str) -> None:
         """The block panel's Restore: the machine translation back over a hand edit (undoable)."""

@@ -2,12 +2,12 @@
 
 `report_rows(outcome, page_numbers)` turns a page's outcome into rows; the run's banner names
 them all when they are few, and `ReportDialog` lists every one of them (the banner's "Show every
-block"), each row a way to that block."""
+block"), each row a way to that block; `ReportNotice` is that banner and dialog in the window."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -106,3 +106,49 @@ class ReportDialog(QDialog):
         lay.addWidget(buttons)
         self.table = table
         self.resize(640, 420)
+
+
+class ReportNotice:
+    """The window's banner for the last run's report, and the dialog it opens. `window`: the
+    translation window (show_notice, clear_notice, doc, jump_to_block); `parent`: () -> the
+    dialogs' parent widget."""
+
+    def __init__(self, window, parent):
+        self.window = window
+        self._parent = parent
+        self.rows: list[ReportRow] = []
+
+    def show(self, rows) -> None:
+        """A banner naming the blocks left untranslated (page and number), with the way to the
+        list of every one of them."""
+        self.rows = list(rows)
+        self.window.show_notice("warning", banner_text(self.rows), [("Show every block", self.open)],
+                                owner="translation-report")
+
+    def refresh(self) -> None:
+        """The report keeps the blocks still without a translation; once there are none, it goes."""
+        doc = self.window.doc
+
+        def untranslated(r) -> bool:
+            page = doc.page(r.page) if doc.has_page(r.page) else None
+            if page is None:
+                return False
+            if not r.block_id:  # the page as a whole: while any of its blocks has no translation
+                return any(not b.translation for b in page.blocks)
+            block = page.block(r.block_id)
+            return block is not None and not block.translation
+
+        left = [r for r in self.rows if untranslated(r)]
+        if left and left != self.rows:
+            self.show(left)
+        elif not left:
+            self.rows = []
+            self.window.clear_notice("translation-report")
+
+    def open(self) -> ReportDialog:
+        """The dialog listing every block of the report; returns it (shown modeless)."""
+        dialog = ReportDialog(self.rows, self._parent())
+        dialog.jump.connect(self.window.jump_to_block)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
