@@ -223,9 +223,9 @@ def test_rehearsal_trains_on_drawn_print_never_on_held_out_texts_and_checks_plai
     samples = _samples()
     asked: list[list[str]] = []
 
-    def drawing(texts, vertical, seed):
+    def drawing(texts, vertical, seed, per_line):
         asked.append(list(texts))
-        return specimens(texts, vertical, seed)
+        return specimens(texts, vertical, seed, per_line)
 
     train, held = split_by_page(samples, FAST.holdout, FAST.seed)
     held_texts = {samples[i].text for i in held} - {samples[i].text for i in train}
@@ -316,3 +316,36 @@ def test_the_trained_change_is_scaled_back_when_that_reads_the_held_out_better(d
     zero = adapt(demo, samples, replace(FAST, scales=(0.0,)))
     assert [h["heldout_cer"] for h in zero.history if "scale" in h] == [zero.heldout_before]
     assert zero.scale == 1.0  # all of the change read better than none of it
+
+
+def test_a_box_shape_tells_its_columns_and_drawn_print_is_laid_out_as_the_series_boxes(demo):
+    from app.ocr.adapt import columns
+    from app.render.specimen import specimens
+
+    # the estimate reads back the columns the app's own lettering drew
+    text = "すいません目の見えないものでつい転んで"  # 19 characters
+    for per_line, cols in ((19, 1), (10, 2), (7, 3), (5, 4)):
+        (image, _), = specimens([text], [True], seed=1, per_line=[per_line])
+        assert columns(image, len(text)) == (True, cols), per_line
+    (wide, _), = specimens([text], [False], seed=1, per_line=[10])
+    assert columns(wide, len(text)) == (False, 2)
+
+    # corrections of six characters in two columns of three: drawn texts of about their length
+    # (five to seven characters) get two columns too
+    kana = "あいうえおかきくけこさしすせそたちつてと"
+    sixes = [("".join(kana[(7 * i + j) % len(kana)] for j in range(6)), f"p{i // 4}") for i in range(24)]
+    samples = [Sample(specimens([t], [True], seed=i, per_line=[3])[0][0], t, g) for i, (t, g) in enumerate(sixes)]
+    asked = []
+
+    def drawing(texts, vertical, seed, per_line):
+        asked.append((list(texts), list(vertical), None if per_line is None else list(per_line)))
+        return specimens(texts, vertical, seed, per_line)
+
+    others = ["".join("ねこいぬとりうま"[(k + j) % 8] for j in range(5 + k % 3)) for k in range(30)]
+    shaped = AdaptSettings(**{**FAST.__dict__, "shaped": True})
+    adapt(demo, samples, shaped, specimens=drawing, plain_texts=others, train=False)
+    texts, vertical, per_line = asked[0]
+    assert all(vertical) and per_line == [-(-len(t) // 2) for t in texts]
+    asked.clear()
+    adapt(demo, samples, FAST, specimens=drawing, plain_texts=others, train=False)  # not shaped: the default
+    assert asked[0][2] is None

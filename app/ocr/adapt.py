@@ -69,8 +69,9 @@ from app.ocr.teacher import IGNORE, forward_logits, text_batch
 from app.ocr.text import normalize, score
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-# (texts, vertical, seed) -> [(crop, text)]: the texts drawn as clean crops (app.render.specimen)
-Specimens = Callable[[list[str], list[bool], int], list[tuple[Image.Image, str]]]
+# (texts, vertical, seed, per_line) -> [(crop, text)]: the texts drawn as clean crops
+# (app.render.specimen): text i in a column when vertical[i], per_line[i] characters a column
+Specimens = Callable[[list[str], list[bool], int, list[int] | None], list[tuple[Image.Image, str]]]
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,9 @@ class AdaptSettings:
     rehearse: float = 1.0  # drawn crops of other texts (plain_texts) per training correction (0: none)
     augment: int = 0  # varied copies of each training correction (margins, scale, contrast, blur)
     scales: tuple[float, ...] = (0.5, 0.75)  # the adapters' change scaled back after training, each tried
+    shaped: bool = False  # drawn crops laid out as a training correction of about their length is
+    # (its direction, its number of columns; measured on the real books, not yet the default);
+    # False: tall as often as the corrections are, about PER_LINE characters a column
 
 
 @dataclass
@@ -192,6 +196,31 @@ class _Cached:
     shape: tuple[int, int]  # patch grid
     tokens: list[int]
     text: str
+
+
+def columns(image: Image.Image, chars: int) -> tuple[bool, int]:
+    """(vertical, columns) of a crop holding `chars` characters, from its shape: taller than wide
+    is a vertical text; printed lettering sets a character about 1 em along a column and the
+    columns about 1.25 em apart, so k characters a column in c columns make a box whose length is
+    to its breadth as k to 1.25 c, with c k = chars."""
+    w, h = image.size
+    vertical = h >= w
+    ratio = (h / max(1, w)) if vertical else (w / max(1, h))
+    return vertical, max(1, min(chars, round(math.sqrt(chars / (1.25 * max(ratio, 1e-3))))))
+
+
+def _shapes(examples: list[Sample], texts: list[str], rng: random.Random) -> tuple[list[bool], list[int]]:
+    """For each text, the direction and characters a column of one of the 3 examples nearest it in
+    length (picked with `rng`): drawn crops laid out as the series' boxes are."""
+    known = [(len(normalize(x.text)), *columns(x.image, max(1, len(normalize(x.text))))) for x in examples]
+    vertical, per_line = [], []
+    for text in texts:
+        n = max(1, len(normalize(text)))
+        near = sorted(known, key=lambda k: abs(k[0] - n))[:3]
+        _, upright, cols = near[rng.randrange(len(near))]
+        vertical.append(upright)
+        per_line.append(math.ceil(n / cols))
+    return vertical, per_line
 
 
 def split_by_page(samples: list[Sample], holdout: float, seed: int) -> tuple[list[int], list[int]]:
@@ -339,8 +368,12 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         rng = random.Random(s.seed)
         rng.shuffle(pool)
         texts = pool[:max(1, round(s.rehearse * len(train_idx)))]  # each text drawn once: none learned by heart
-        tall_share = sum(corrections[i].image.height > corrections[i].image.width for i in train_idx) / len(train_idx)
-        drawn = specimens(texts, [rng.random() < tall_share for _ in texts], s.seed)
+        if s.shaped:
+            vertical, per_line = _shapes([corrections[i] for i in train_idx], texts, random.Random(s.seed + 2))
+        else:
+            tall_share = sum(corrections[i].image.height > corrections[i].image.width for i in train_idx) / len(train_idx)
+            vertical, per_line = [rng.random() < tall_share for _ in texts], None
+        drawn = specimens(texts, vertical, s.seed, per_line)
     vrng = random.Random(s.seed + 1)
     variants = [(varied(corrections[i].image, vrng), corrections[i].text) for i in train_idx for _ in range(s.augment)]
     images = ([x.image for x in corrections] + [x.image for x in confirmations] + [im for im, _ in drawn]

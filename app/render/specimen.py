@@ -27,12 +27,17 @@ PER_LINE = 12  # characters a line or column holds before the text wraps
 
 
 def specimen(text: str, font_path: str, size: int, vertical: bool, paper: int = 255, ink: int = 0,
-             pad: tuple[int, int, int, int] = (4, 4, 4, 4)) -> Image.Image:
-    """`text` set at `size` px in `font_path` (the app's CJK face for what it lacks), one line or
-    column per PER_LINE characters, `pad` px (left, top, right, bottom) of paper round its ink."""
+             pad: tuple[int, int, int, int] = (4, 4, 4, 4), per_line: int | None = None) -> Image.Image:
+    """`text` set at `size` px in `font_path` (the app's CJK face for what it lacks), `pad` px
+    (left, top, right, bottom) of paper round its ink; a line or column holds `per_line`
+    characters exactly (a character is 1 em along it) or, None, about PER_LINE (room to spare)."""
     chars = max(1, len(text.replace("\n", "")))
-    lines = max(text.count("\n") + 1, math.ceil(chars / PER_LINE))
-    along = int(min(chars, PER_LINE) * size * 1.15 + 2 * size)
+    wrap = PER_LINE if per_line is None else max(1, per_line)
+    lines = max(text.count("\n") + 1, math.ceil(chars / wrap))
+    if per_line is None:
+        along = int(min(chars, wrap) * size * 1.15 + 2 * size)
+    else:
+        along = int(min(chars, wrap) * size + size // 2 + 2)
     across = int(lines * size * 1.6 + 2 * size)
     w, h = (across, along) if vertical else (along, across)
     layout = layout_text(text, np.ones((h, w), bool), font_path, size, size, vertical=vertical, lang=None)
@@ -50,11 +55,13 @@ def specimen(text: str, font_path: str, size: int, vertical: bool, paper: int = 
     return Image.fromarray(out.clip(0, 255).astype(np.uint8), "L").convert("RGB")
 
 
-def specimens(texts: list[str], vertical: list[bool] | None = None, seed: int = 0) -> list[tuple[Image.Image, str]]:
+def specimens(texts: list[str], vertical: list[bool] | None = None, seed: int = 0,
+              per_line: list[int] | None = None) -> list[tuple[Image.Image, str]]:
     """Each text drawn once, the faces of FACES in turn (from a seeded start), each at a size of
     20-33 px, paper 215-255, ink 0-40 and a margin of 3 px to half the size, all drawn from
     `seed`: the same texts and seed give the same crops. `vertical[i]`: text i in a column
-    (default: as most Japanese lettering, vertical). A text holding a character that no face of
+    (default: as most Japanese lettering, vertical); `per_line[i]`: the characters a column (or
+    line) of text i holds (default: about PER_LINE, see specimen). A text holding a character that no face of
     the app or the machine has is left out: it would be drawn as an empty box under a text that
     says otherwise, and a model trained on it would learn to read boxes as that character."""
     rng = random.Random(seed)
@@ -68,5 +75,6 @@ def specimens(texts: list[str], vertical: list[bool] | None = None, seed: int = 
         upright = True if vertical is None else vertical[i]
         if not drawable(text, FontChain.for_font(face)):
             continue
-        out.append((specimen(text, face, size, upright, paper, ink, pad), text))
+        wrap = None if per_line is None else per_line[i]
+        out.append((specimen(text, face, size, upright, paper, ink, pad, wrap), text))
     return out
