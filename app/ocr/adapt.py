@@ -212,7 +212,8 @@ def columns(image: Image.Image, chars: int) -> tuple[bool, int]:
 def _shapes(examples: list[Sample], texts: list[str], rng: random.Random) -> tuple[list[bool], list[int]]:
     """For each text, the direction and characters a column of one of the 3 examples nearest it in
     length (picked with `rng`): drawn crops laid out as the series' boxes are."""
-    known = [(len(normalize(x.text)), *columns(x.image, max(1, len(normalize(x.text))))) for x in examples]
+    lengths = [max(1, len(normalize(x.text))) for x in examples]
+    known = [(n, *columns(x.image, n)) for n, x in zip(lengths, examples)]
     vertical, per_line = [], []
     for text in texts:
         n = max(1, len(normalize(text)))
