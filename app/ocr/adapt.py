@@ -106,8 +106,8 @@ class AdaptSettings:
     augment: int = 0  # varied copies of each training correction (margins, scale, contrast, blur)
     scales: tuple[float, ...] = (0.5, 0.75)  # the adapters' change scaled back after training, each tried
     shaped: bool = False  # drawn crops laid out as a training correction of about their length is
-    # (its direction, its number of columns; measured on the real books, not yet the default);
-    # False: tall as often as the corrections are, about PER_LINE characters a column
+    # (its direction, its number of columns; on the real books over three seeds it read every row
+    # worse, docs/accuracy.md); False: tall as often as the corrections are, about PER_LINE a column
 
 
 @dataclass
