@@ -32,6 +32,9 @@ def add_parser(sub) -> None:
     p.add_argument("--mixed", default="auto", choices=["auto", "bf16", "off"],
                    help="bfloat16 mixed precision (default auto: for a real-size model where the CPU or GPU computes "
                         "bf16 natively; off: float32)")
+    p.add_argument("--whole", default="auto", choices=["auto", "on", "off"],
+                   help="train the decoder's own weights too, beside its low-rank adapters (default auto: for a small "
+                        "model such as the demo recognizer; a real-size model keeps to the adapters)")
     p.add_argument("--seed", type=int, default=0, help="seed of the held-out split and the training (default 0)")
     p.add_argument("--model", default=None, help="OCR model folder or model-store name (default: the app's)")
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
@@ -68,7 +71,7 @@ def run(args) -> int:
 
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
                                                                    rehearse=args.rehearse, augment=args.augment,
-                                                                   mixed=args.mixed),
+                                                                   mixed=args.mixed, whole=args.whole),
                              out=args.out, progress=progress)
     for bar in bars.values():
         bar.close()

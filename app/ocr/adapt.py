@@ -5,7 +5,10 @@
     recognizer.use_adapter(Adapter.load(path))         # app.ocr.recognizer
 
 What is trained: low-rank adapters (LoRA, from the `peft` library) on the decoder's linear layers
-and the projector's; the vision tower stays frozen and runs **once per crop**: its features are
+and the projector's; for a small model (`whole`, "auto": narrower than 512, the demo recognizer)
+the decoder's and projector's own weights too, at a tenth of the adapters' rate, which read the
+real books of docs/accuracy.md better on three rows of four; the adapter then carries their
+change. The vision tower stays frozen and runs **once per crop**: its features are
 cached and every training step costs only the projector and the decoder. A character of a
 correction the tokenizer cannot write (a rare kanji of a name) becomes a new token: a new row of
 the token embeddings and of the output head, trained with the adapters and carried in the file.
@@ -105,6 +108,9 @@ class AdaptSettings:
     rehearse: float = 1.0  # drawn crops of other texts (plain_texts) per training correction (0: none)
     augment: int = 0  # varied copies of each training correction (margins, scale, contrast, blur)
     scales: tuple[float, ...] = (0.5, 0.75)  # the adapters' change scaled back after training, each tried
+    whole: str = "auto"  # the decoder's own weights trained too, at whole_lr: "auto" (models narrower than
+    # 512: the demo recognizer, where it read the real books better; a real-size model keeps to LoRA), "on", "off"
+    whole_lr: float = 1e-4
     shaped: bool = False  # drawn crops laid out as a training correction of about their length is
     # (its direction, its number of columns; on the real books over three seeds it read every row
     # worse, docs/accuracy.md); False: tall as often as the corrections are, about PER_LINE a column
@@ -134,6 +140,7 @@ class AdaptResult:
     scale: float = 1.0  # the share of the trained change kept (AdaptSettings.scales)
     adapter: Adapter | None = None
     history: list[dict] = field(default_factory=list)
+    whole: bool = False  # the decoder's own weights were trained too (AdaptSettings.whole)
 
     def summary(self) -> str:
         """The report in one paragraph, as the window and `adapt` show it."""
@@ -170,18 +177,28 @@ class AdaptResult:
 
 
 
-def _scale_adapters(params: list[tuple[str, nn.Parameter]], trained: dict[str, torch.Tensor], factor: float) -> None:
+def _own(name: str) -> bool:
+    """A base weight of the decoder (trained when `whole`), not an adapter's."""
+    return not ("lora_" in name or name.endswith(".extra"))
+
+
+def _scale_adapters(params: list[tuple[str, nn.Parameter]], trained: dict[str, torch.Tensor], factor: float,
+                    base: dict[str, torch.Tensor]) -> None:
     """Set the adapters to `factor` of their trained change: LoRA's B matrices (its change is
-    B @ A, zero when B is) scaled, the new characters' rows left as trained."""
+    B @ A, zero when B is) scaled, the decoder's own weights `factor` of the way from `base` to
+    trained, the new characters' rows left as trained."""
     with torch.no_grad():
         for n, p in params:
-            p.copy_(trained[n] * factor if "lora_B" in n else trained[n])
+            if n in base:
+                p.copy_(base[n] + factor * (trained[n] - base[n]))
+            else:
+                p.copy_(trained[n] * factor if "lora_B" in n else trained[n])
 
 
-def _trainable(model) -> list[tuple[str, nn.Parameter]]:
+def _trainable(model, whole: bool) -> list[tuple[str, nn.Parameter]]:
     out = []
     for name, p in model.named_parameters():
-        wanted = "lora_" in name or name.endswith(".extra")
+        wanted = not _own(name) or (whole and name.startswith("decoder."))
         p.requires_grad_(wanted)
         if wanted:
             out.append((name, p))
@@ -398,14 +415,19 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check, amp=amp) if conf_cache else None
 
     tok = attach(model, base_tok, settings_dict, new_chars)
-    params = _trainable(model)
+    whole = s.whole == "on" or (s.whole == "auto" and width < 512)
+    params = _trainable(model, whole)
+    base = {n: p.detach().clone() for n, p in params if _own(n)}
     items = [_Cached(f, shape, tok.encode(x.text), x.text) for (f, shape), x in zip(feats, corrections)]
     train_items = [items[i] for i in train_idx]
     train_items += [_Cached(f, shape, tok.encode(text), text) for k, ((f, shape), (_, text))
                     in enumerate(zip(drawn_feats, drawn)) if k % 4 != 3]
     train_items += [_Cached(f, shape, tok.encode(text), text) for (f, shape), (_, text) in zip(variant_feats, variants)]
     held_items = [items[i] for i in held_idx]
-    opt = torch.optim.AdamW([p for _, p in params], lr=s.lr, weight_decay=0.0)
+    groups = [{"params": [p for n, p in params if n not in base], "lr": s.lr}]
+    if base:
+        groups.append({"params": [p for n, p in params if n in base], "lr": s.whole_lr})
+    opt = torch.optim.AdamW(groups, lr=s.lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(s.seed)
     best = (heldout_before, {n: p.detach().clone() for n, p in params}, 0, plain_before)
     history: list[dict] = []
@@ -441,20 +463,20 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             stale += 1
             if stale >= s.patience:
                 break
-    _scale_adapters(params, best[1], 1.0)  # the best epoch's weights back
+    _scale_adapters(params, best[1], 1.0, base)  # the best epoch's weights back
     model.eval()
     scale = 1.0
     if s.scales and best[2] > 0:  # the trained change scaled back toward the base model, when it reads better
         score_kept = best_score
         for factor in s.scales:
-            _scale_adapters(params, best[1], factor)
+            _scale_adapters(params, best[1], factor, base)
             cer = _cer(model, tok, held_items, s.max_new_tokens, check, amp=amp)
             plain = _cer(model, tok, plain_check, s.max_new_tokens, check, amp=amp) if plain_check else None
             rise = 0.0 if plain is None else max(0.0, plain - plain_before - s.max_confirmation_rise)
             history.append({"scale": factor, "heldout_cer": cer, "plain_cer": plain})
             if cer + rise < score_kept:
                 score_kept, scale, best = cer + rise, factor, (cer, best[1], best[2], plain)
-        _scale_adapters(params, best[1], scale)
+        _scale_adapters(params, best[1], scale, base)
     heldout_after = best[0]
     confirm_after = None
     if conf_cache:
@@ -472,7 +494,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     result = AdaptResult(kept, reason, heldout_before, heldout_after, confirm_before, confirm_after,
                          len(corrections), len(train_idx), len(held_idx), len(confirmations), volumes, epochs_run,
                          new_chars, time.perf_counter() - started, len(drawn) - len(plain_check), plain_before,
-                         best[3], len(plain_check), len(variants), scale, None, history)
+                         best[3], len(plain_check), len(variants), scale, None, history, whole)
     if kept:
         from peft import get_peft_model_state_dict
 
@@ -481,6 +503,9 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         embed = dec.token_embeddings.extra.detach().float().cpu() if new_chars else None
         head = dec.output_head.extra.detach().float().cpu() if new_chars else None
         sha = model_sha256(recognizer.folder) if recognizer.folder else ""
+        own = dict(params)
+        weights = {n[len("decoder."):]: (own[n].detach().float() - b.float()).cpu() for n, b in base.items()}
         result.adapter = Adapter(sha, recognizer.base_name, settings_dict, new_chars, lora, embed, head,
-                                 {k: v for k, v in result.as_dict().items() if k != "history"}, name)
+                                 {k: v for k, v in result.as_dict().items() if k != "history"}, name,
+                                 weights={k: v for k, v in weights.items() if v.any()})
     return result

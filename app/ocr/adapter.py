@@ -1,7 +1,8 @@
 """The adapter as a part of the model (no Qt): the file a user owns (LoRA weights, new
-characters' rows, the base model's identity and the settings, as safetensors), the new
-characters' token ids and rows, and putting an adapter on a model or switching it off. Reading
-with an adapter needs only this module; app.ocr.adapt trains one."""
+characters' rows, for a small model the change of its decoder's own weights, the base model's
+identity and the settings, as safetensors), the new characters' token ids and rows, and putting
+an adapter on a model or switching it off. Reading with an adapter needs only this module;
+app.ocr.adapt trains one."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ from torch import nn
 from app.errors import ModelError, UserError
 
 FORMAT = "hayai-ocr-adapter"
-VERSION = 1
+VERSION = 2  # 2: may carry `weights` (the decoder's own weights' change); a file without them is written as 1
 DECODER_TARGETS = ("w_q", "w_k", "w_v", "w_o", "w_gate", "w_up", "w_down")
 PROJECTOR_TARGETS = r"projector\.(mlp|proj)\.[02]"
 
@@ -119,7 +120,9 @@ class ExtendedHead(nn.Module):
 @dataclass
 class Adapter:
     """What adapting learned: the LoRA weights (peft's names, relative to the decoder), the new
-    characters' embedding and head rows, the base model's identity and the settings."""
+    characters' embedding and head rows, for a small model the change of the decoder's own
+    weights (`weights`: trained minus base, names relative to the decoder with the adapters on),
+    the base model's identity and the settings."""
 
     base_sha256: str
     base_name: str
@@ -131,6 +134,7 @@ class Adapter:
     report: dict = field(default_factory=dict)
     name: str = ""  # what it was adapted to (a series' or a volume's name)
     path: Path | None = None
+    weights: dict[str, torch.Tensor] = field(default_factory=dict)
 
     def save(self, path) -> Path:
         from safetensors.torch import save
@@ -143,7 +147,8 @@ class Adapter:
             tensors["new_tokens.embed"] = self.embed_rows.detach().float().cpu().contiguous()
         if self.head_rows is not None:
             tensors["new_tokens.head"] = self.head_rows.detach().float().cpu().contiguous()
-        meta = {"format": FORMAT, "version": str(VERSION), "base_sha256": self.base_sha256,
+        tensors.update({f"weights.{k}": v.detach().float().cpu().contiguous() for k, v in self.weights.items()})
+        meta = {"format": FORMAT, "version": str(VERSION if self.weights else 1), "base_sha256": self.base_sha256,
                 "base_name": self.base_name, "name": self.name, "new_chars": self.new_chars,
                 "settings": json.dumps(self.settings), "report": json.dumps(self.report, ensure_ascii=False)}
         try:
@@ -182,9 +187,10 @@ class Adapter:
         except ValueError as exc:
             raise UserError(f"{path}: the adapter's header is damaged ({exc}). Adapt the OCR again.") from None
         lora = {k[len("lora."):]: v for k, v in tensors.items() if k.startswith("lora.")}
+        weights = {k[len("weights."):]: v for k, v in tensors.items() if k.startswith("weights.")}
         return Adapter(meta.get("base_sha256", ""), meta.get("base_name", ""), settings, meta.get("new_chars", ""),
                        lora, tensors.get("new_tokens.embed"), tensors.get("new_tokens.head"), report,
-                       meta.get("name", ""), path)
+                       meta.get("name", ""), path, weights)
 
     def check_base(self, sha256: str, model_name: str) -> None:
         """ModelError when this adapter was made for another base model than the one of sha256."""
@@ -236,7 +242,8 @@ def attach(model, tokenizer, settings: dict, new_chars: str, embed_rows=None, he
 
 
 def set_adapters_enabled(model, enabled: bool) -> None:
-    """Switch the LoRA layers on or off (off: each layer computes exactly its base layer)."""
+    """Switch the LoRA layers on or off (off: each layer computes exactly its base layer, and
+    the decoder's own weights an adapter changed are the base model's again, bit for bit)."""
     from peft.tuners.tuners_utils import BaseTunerLayer
 
     for module in model.modules():
@@ -244,6 +251,12 @@ def set_adapters_enabled(model, enabled: bool) -> None:
             module.enable_adapters(enabled)
         elif isinstance(module, (ExtendedEmbedding, ExtendedHead)):
             module.enabled = enabled
+    swapped = getattr(model.decoder, "adapted_weights", None)
+    if swapped:
+        params = dict(model.decoder.named_parameters())
+        with torch.no_grad():
+            for name, (base, adapted) in swapped.items():
+                params[name].copy_(adapted if enabled else base)
 
 
 def load_into(model, tokenizer, adapter: Adapter):
@@ -260,4 +273,18 @@ def load_into(model, tokenizer, adapter: Adapter):
     for name, p in model.decoder.named_parameters():
         if "lora_" in name:
             p.data = p.data.to(device=device, dtype=dtype)
+    if adapter.weights:
+        params = dict(model.decoder.named_parameters())
+        missing = [k for k in adapter.weights if k not in params or params[k].shape != adapter.weights[k].shape]
+        if missing:
+            raise ModelError(f"{adapter.path}: the adapter does not fit this model (its weights {', '.join(missing[:3])}).")
+        swapped = {}
+        with torch.no_grad():
+            for name, delta in adapter.weights.items():
+                p = params[name]
+                base = p.detach().clone()
+                adapted = (base.float() + delta.to(device=p.device, dtype=torch.float32)).to(p.dtype)
+                p.copy_(adapted)
+                swapped[name] = (base, adapted)
+        model.decoder.adapted_weights = swapped  # what set_adapters_enabled swaps
     return tok
