@@ -363,3 +363,21 @@ def test_a_box_shape_tells_its_columns_and_drawn_print_is_laid_out_as_the_series
     asked.clear()
     adapt(demo, samples, FAST, specimens=drawing, plain_texts=others, train=False)  # not shaped: the default
     assert asked[0][2] is None
+
+
+def test_a_real_size_model_keeps_to_the_adapters_and_a_small_one_trains_its_decoder_whole(demo, tmp_path):
+    from dataclasses import replace
+
+    from app.ocr.testing import write_tiny_checkpoint
+
+    # as wide as a real-size model where "auto" decides (the vision side 512 wide), tiny elsewhere
+    wide = load_recognizer(write_tiny_checkpoint(tmp_path / "wide", "nova", d_vision=512), device="cpu",
+                           precision="fp32")
+    crops = styled_crops(find_faces()[0], 16, seed=41, max_len=4)
+    samples = [Sample(im, t, f"p{i // 4}") for i, (im, t) in enumerate(crops)]
+    one = replace(FAST, epochs=1, scales=())
+    assert not adapt(wide, samples, one).whole
+    assert adapt(wide, samples, replace(one, whole="on")).whole
+    assert adapt(demo, _samples(16), one).whole and not adapt(demo, _samples(16), replace(one, whole="off")).whole
+    with pytest.raises(UserError, match="whole='all'"):
+        adapt(demo, _samples(16), replace(one, whole="all"))

@@ -89,6 +89,9 @@ class Sample:
     volume: str = ""
 
 
+WHOLE_BELOW_WIDTH = 512  # "auto" trains the decoder's own weights for models narrower than this
+
+
 @dataclass(frozen=True)
 class AdaptSettings:
     patches: int = 384  # the reading's patch budget (the crops are seen as the reading sees them)
@@ -415,7 +418,9 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check, amp=amp) if conf_cache else None
 
     tok = attach(model, base_tok, settings_dict, new_chars)
-    whole = s.whole == "on" or (s.whole == "auto" and width < 512)
+    if s.whole not in ("auto", "on", "off"):
+        raise UserError(f"unknown setting whole={s.whole!r}: use auto, on or off")
+    whole = s.whole == "on" or (s.whole == "auto" and width < WHOLE_BELOW_WIDTH)
     params = _trainable(model, whole)
     base = {n: p.detach().clone() for n, p in params if _own(n)}
     items = [_Cached(f, shape, tok.encode(x.text), x.text) for (f, shape), x in zip(feats, corrections)]

@@ -282,9 +282,10 @@ def load_into(model, tokenizer, adapter: Adapter):
         with torch.no_grad():
             for name, delta in adapter.weights.items():
                 p = params[name]
-                base = p.detach().clone()
-                adapted = (base.float() + delta.to(device=p.device, dtype=torch.float32)).to(p.dtype)
+                base = p.detach().cpu().clone()
+                adapted = (base.float() + delta.float().cpu()).to(p.dtype)
                 p.copy_(adapted)
                 swapped[name] = (base, adapted)
-        model.decoder.adapted_weights = swapped  # what set_adapters_enabled swaps
+        # what set_adapters_enabled swaps, kept on the CPU: they outlive a device the model leaves
+        model.decoder.adapted_weights = swapped
     return tok
