@@ -381,3 +381,21 @@ def test_a_real_size_model_keeps_to_the_adapters_and_a_small_one_trains_its_deco
     assert adapt(demo, _samples(16), one).whole and not adapt(demo, _samples(16), replace(one, whole="off")).whole
     with pytest.raises(UserError, match="whole='all'"):
         adapt(demo, _samples(16), replace(one, whole="all"))
+
+
+def test_an_adapter_that_reads_the_corrections_better_only_by_forgetting_plain_print_is_not_kept_and_says_so(demo):
+    # corrections contradicting plain print (each character shifted to the next of the
+    # vocabulary): the held-out ones are read better, the drawn plain print worse, by more than
+    # the held-out gain; no epoch is kept, and the reason names plain print, not the corrections
+    from app.render.specimen import specimens
+
+    vocab = sorted({demo.tokenizer.decode([i]) for i in range(demo.model.cfg.vocab_size - 4)} - {""})
+    vocab = [c for c in vocab if len(c) == 1]
+    contradicting = [Sample(s.image, _shifted(s.text, vocab), s.group, False, s.volume)
+                     for s in _samples(48, seed=11, invert=False)]
+    others = [s.text for s in _samples(96, seed=13, invert=False)]
+    result = adapt(demo, contradicting, FAST, specimens=specimens, plain_texts=others)
+    assert not result.kept and result.adapter is None
+    assert min(h["heldout_cer"] for h in result.history if "epoch" in h) < result.heldout_before
+    assert "only with plain print read worse (drawn crops:" in result.reason, result.reason
+    assert result.plain_after == result.plain_before  # what is reported is the model as it was

@@ -488,7 +488,14 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         conf_items = [_Cached(c.feats, c.shape, [], c.text) for c in conf_cache]
         confirm_after = _cer(model, tok, conf_items, s.max_new_tokens, check, amp=amp)
     kept, reason = True, ""
-    if heldout_after >= heldout_before:
+    # better only with plain print read worse: the penalty kept every epoch out
+    at_lowest = next((h["plain_cer"] for h in history if h.get("heldout_cer") == lowest), None)
+    if heldout_after >= heldout_before and lowest < heldout_before and plain_before is not None and at_lowest:
+        kept, reason = False, (f"the held-out corrections were read better (CER {100 * heldout_before:.1f} % -> "
+                               f"{100 * lowest:.1f} % at best) only with plain print read worse (drawn crops: "
+                               f"{100 * plain_before:.1f} % -> {100 * at_lowest:.1f} %, more than "
+                               f"{100 * s.max_confirmation_rise:.1f} points up)")
+    elif heldout_after >= heldout_before:
         kept, reason = False, (f"the held-out corrections were not read better (CER {100 * heldout_before:.1f} % "
                                f"-> {100 * heldout_after:.1f} %)")
     elif confirm_after is not None and confirm_after > confirm_before + s.max_confirmation_rise:
