@@ -227,7 +227,7 @@ def test_a_text_no_face_can_draw_is_not_drawn_for_plain_print():
 
 
 def test_rehearsal_trains_on_drawn_print_never_on_held_out_texts_and_checks_plain_print(demo):
-    from app.ocr.adapt import split_by_page
+    from app.ocr.training_data import split_by_page
     from app.render.specimen import specimens
 
     samples = _samples()
@@ -286,7 +286,7 @@ def test_varied_copies_move_the_margins_and_tone_the_same_for_a_seed_and_are_onl
 
     import numpy as np
 
-    from app.ocr.adapt import varied
+    from app.ocr.training_data import varied
 
     image, _ = styled_crops(find_faces()[0], 1, seed=31, invert=False, max_len=6)[0]
     copies = [varied(image, random.Random(4)) for _ in range(2)]
@@ -333,7 +333,7 @@ def test_the_trained_change_is_scaled_back_when_that_reads_the_held_out_better(d
 
 
 def test_a_box_shape_tells_its_columns_and_drawn_print_is_laid_out_as_the_series_boxes(demo):
-    from app.ocr.adapt import columns
+    from app.ocr.training_data import columns
     from app.render.specimen import specimens
 
     # the estimate reads back the columns the app's own lettering drew

@@ -40,8 +40,8 @@ longer worse; on the real books it read every row as well or better on average o
 (docs/accuracy.md). It costs two more readings of the held-out corrections and the check.
 
 Varied copies (`augment`, off by default): each training correction is also trained on as N
-copies taken as another reading might have taken it (`varied`: the box's margins moved by up to
-8 % of its sides, a little blur, contrast and brightness a little off). On the two real books
+copies taken as another reading might have taken it (app.ocr.training_data.varied: the box's
+margins moved by up to 8 % of its sides, a little blur, contrast and brightness a little off). On the two real books
 of docs/accuracy.md one copy read three of four halves better on average over two seeds and one
 worse, while the synthetic training faces were read worse (the forgetting the guard watches),
 at twice the features and steps: an option (`adapt --augment N`), not the default.
@@ -70,23 +70,12 @@ from app.ocr.precision import mixed_precision
 from app.ocr.preprocess import preprocess
 from app.ocr.teacher import IGNORE, forward_logits, text_batch
 from app.ocr.text import normalize, score
+from app.ocr.training_data import Sample, shapes, split_by_page, varied
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # (texts, vertical, seed, per_line) -> [(crop, text)]: the texts drawn as clean crops
 # (app.render.specimen): text i in a column when vertical[i], per_line[i] characters a column
 Specimens = Callable[[list[str], list[bool], int, list[int] | None], list[tuple[Image.Image, str]]]
-
-
-@dataclass(frozen=True)
-class Sample:
-    """A crop as the reading took it and its text. group: the page it is on (the held-out split
-    keeps a page whole); confirmation: the text was left as read on a page the user checked."""
-
-    image: Image.Image
-    text: str
-    group: str
-    confirmation: bool = False
-    volume: str = ""
 
 
 WHOLE_BELOW_WIDTH = 512  # "auto" trains the decoder's own weights for models narrower than this
@@ -218,54 +207,6 @@ class _Cached:
     text: str
 
 
-def columns(image: Image.Image, chars: int) -> tuple[bool, int]:
-    """(vertical, columns) of a crop holding `chars` characters, from its shape: taller than wide
-    is a vertical text; printed lettering sets a character about 1 em along a column and the
-    columns about 1.25 em apart, so k characters a column in c columns make a box whose length is
-    to its breadth as k to 1.25 c, with c k = chars."""
-    w, h = image.size
-    vertical = h >= w
-    ratio = (h / max(1, w)) if vertical else (w / max(1, h))
-    return vertical, max(1, min(chars, round(math.sqrt(chars / (1.25 * max(ratio, 1e-3))))))
-
-
-def _shapes(examples: list[Sample], texts: list[str], rng: random.Random) -> tuple[list[bool], list[int]]:
-    """For each text, the direction and characters a column of one of the 3 examples nearest it in
-    length (picked with `rng`): drawn crops laid out as the series' boxes are."""
-    lengths = [max(1, len(normalize(x.text))) for x in examples]
-    known = [(n, *columns(x.image, n)) for n, x in zip(lengths, examples)]
-    vertical, per_line = [], []
-    for text in texts:
-        n = max(1, len(normalize(text)))
-        near = sorted(known, key=lambda k: abs(k[0] - n))[:3]
-        _, upright, cols = near[rng.randrange(len(near))]
-        vertical.append(upright)
-        per_line.append(math.ceil(n / cols))
-    return vertical, per_line
-
-
-def split_by_page(samples: list[Sample], holdout: float, seed: int) -> tuple[list[int], list[int]]:
-    """(training, held-out) indices of the corrections: whole pages, in a seeded order, until the
-    held-out part holds at least `holdout` of them; at least one page stays for training."""
-    groups = sorted({s.group for s in samples})
-    if len(groups) < 2:
-        raise UserError(f"adapting needs corrections on at least two pages (there are {len(samples)} on "
-                        f"{len(groups)} page{'s' if len(groups) != 1 else ''}): some pages are held out to "
-                        "check that it helps. Correct blocks on more pages first.")
-    random.Random(seed).shuffle(groups)
-    want = math.ceil(max(0.2, holdout) * len(samples))
-    held: set[str] = set()
-    count = 0
-    for g in groups[:-1]:
-        if count >= want:
-            break
-        held.add(g)
-        count += sum(1 for s in samples if s.group == g)
-    train = [i for i, s in enumerate(samples) if s.group not in held]
-    test = [i for i, s in enumerate(samples) if s.group in held]
-    return train, test
-
-
 @torch.no_grad()
 def _features(model, images: list[Image.Image], patches: int, batch: int = 16,
               amp: torch.dtype | None = None) -> list[tuple[torch.Tensor, tuple]]:
@@ -288,31 +229,6 @@ def _collate(items: list[_Cached], device) -> tuple[torch.Tensor, torch.Tensor]:
         feats[b, :it.feats.shape[0]] = it.feats
     shapes = torch.tensor([it.shape for it in items], dtype=torch.long, device=device)
     return feats, shapes
-
-
-def varied(image: Image.Image, rng: random.Random) -> Image.Image:
-    """The crop as another reading might have taken it: the box's margins moved by a few per
-    cent of its sides (a detector's boxes vary), a little blur or sharpening, contrast and
-    brightness a little off."""
-    from PIL import ImageEnhance, ImageFilter, ImageOps
-
-    im = image.convert("RGB")
-    w, h = im.size
-    def edge(side):
-        return round(rng.uniform(-0.08, 0.08) * side)
-    left, top, right, bottom = edge(w), edge(h), edge(w), edge(h)
-    pad = max(0, -left, -top, -right, -bottom)
-    if pad:
-        corners = [im.getpixel(xy) for xy in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
-        fill = tuple(sorted(c[k] for c in corners)[2] for k in range(3))  # the paper's colour
-        im = ImageOps.expand(im, border=pad, fill=fill)
-    box = (pad + left, pad + top, pad + w - right, pad + h - bottom)
-    if box[2] - box[0] >= 4 and box[3] - box[1] >= 4:
-        im = im.crop(box)
-    if rng.random() < 0.3:
-        im = im.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 0.9)))
-    im = ImageEnhance.Contrast(im).enhance(rng.uniform(0.7, 1.2))
-    return ImageEnhance.Brightness(im).enhance(rng.uniform(0.9, 1.1))
 
 
 def _amp(model, amp: torch.dtype | None):
@@ -390,7 +306,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         rng.shuffle(pool)
         texts = pool[:max(1, round(s.rehearse * len(train_idx)))]  # each text drawn once: none learned by heart
         if s.shaped:
-            vertical, per_line = _shapes([corrections[i] for i in train_idx], texts, random.Random(s.seed + 2))
+            vertical, per_line = shapes([corrections[i] for i in train_idx], texts, random.Random(s.seed + 2))
         else:
             tall_share = sum(corrections[i].image.height > corrections[i].image.width for i in train_idx) / len(train_idx)
             vertical, per_line = [rng.random() < tall_share for _ in texts], None

@@ -1,0 +1,100 @@
+"""What adapting learns from, before any training (no Qt, no torch): a correction or confirmation
+as a crop and its text (`Sample`), the split of the corrections into training and held-out
+parts by whole pages, varied copies of a correction as another reading might have taken it,
+and the layout of the crops drawn for rehearsal (a box's direction and number of columns,
+estimated from its shape). app.ocr.adapt trains on them."""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from PIL import Image
+
+from app.errors import UserError
+from app.ocr.text import normalize
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A crop as the reading took it and its text. group: the page it is on (the held-out split
+    keeps a page whole); confirmation: the text was left as read on a page the user checked."""
+
+    image: Image.Image
+    text: str
+    group: str
+    confirmation: bool = False
+    volume: str = ""
+
+
+def columns(image: Image.Image, chars: int) -> tuple[bool, int]:
+    """(vertical, columns) of a crop holding `chars` characters, from its shape: taller than wide
+    is a vertical text; printed lettering sets a character about 1 em along a column and the
+    columns about 1.25 em apart, so k characters a column in c columns make a box whose length is
+    to its breadth as k to 1.25 c, with c k = chars."""
+    w, h = image.size
+    vertical = h >= w
+    ratio = (h / max(1, w)) if vertical else (w / max(1, h))
+    return vertical, max(1, min(chars, round(math.sqrt(chars / (1.25 * max(ratio, 1e-3))))))
+
+
+def shapes(examples: list[Sample], texts: list[str], rng: random.Random) -> tuple[list[bool], list[int]]:
+    """For each text, the direction and characters a column of one of the 3 examples nearest it in
+    length (picked with `rng`): drawn crops laid out as the series' boxes are."""
+    lengths = [max(1, len(normalize(x.text))) for x in examples]
+    known = [(n, *columns(x.image, n)) for n, x in zip(lengths, examples)]
+    vertical, per_line = [], []
+    for text in texts:
+        n = max(1, len(normalize(text)))
+        near = sorted(known, key=lambda k: abs(k[0] - n))[:3]
+        _, upright, cols = near[rng.randrange(len(near))]
+        vertical.append(upright)
+        per_line.append(math.ceil(n / cols))
+    return vertical, per_line
+
+
+def split_by_page(samples: list[Sample], holdout: float, seed: int) -> tuple[list[int], list[int]]:
+    """(training, held-out) indices of the corrections: whole pages, in a seeded order, until the
+    held-out part holds at least `holdout` of them; at least one page stays for training."""
+    groups = sorted({s.group for s in samples})
+    if len(groups) < 2:
+        raise UserError(f"adapting needs corrections on at least two pages (there are {len(samples)} on "
+                        f"{len(groups)} page{'s' if len(groups) != 1 else ''}): some pages are held out to "
+                        "check that it helps. Correct blocks on more pages first.")
+    random.Random(seed).shuffle(groups)
+    want = math.ceil(max(0.2, holdout) * len(samples))
+    held: set[str] = set()
+    count = 0
+    for g in groups[:-1]:
+        if count >= want:
+            break
+        held.add(g)
+        count += sum(1 for s in samples if s.group == g)
+    train = [i for i, s in enumerate(samples) if s.group not in held]
+    test = [i for i, s in enumerate(samples) if s.group in held]
+    return train, test
+
+
+def varied(image: Image.Image, rng: random.Random) -> Image.Image:
+    """The crop as another reading might have taken it: the box's margins moved by a few per
+    cent of its sides (a detector's boxes vary), a little blur or sharpening, contrast and
+    brightness a little off."""
+    from PIL import ImageEnhance, ImageFilter, ImageOps
+
+    im = image.convert("RGB")
+    w, h = im.size
+    def edge(side):
+        return round(rng.uniform(-0.08, 0.08) * side)
+    left, top, right, bottom = edge(w), edge(h), edge(w), edge(h)
+    pad = max(0, -left, -top, -right, -bottom)
+    if pad:
+        corners = [im.getpixel(xy) for xy in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
+        fill = tuple(sorted(c[k] for c in corners)[2] for k in range(3))  # the paper's colour
+        im = ImageOps.expand(im, border=pad, fill=fill)
+    box = (pad + left, pad + top, pad + w - right, pad + h - bottom)
+    if box[2] - box[0] >= 4 and box[3] - box[1] >= 4:
+        im = im.crop(box)
+    if rng.random() < 0.3:
+        im = im.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 0.9)))
+    im = ImageEnhance.Contrast(im).enhance(rng.uniform(0.7, 1.2))
+    return ImageEnhance.Brightness(im).enhance(rng.uniform(0.9, 1.1))
