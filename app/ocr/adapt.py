@@ -273,6 +273,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
 
     s = settings or AdaptSettings()
     started = time.perf_counter()
+    if s.whole not in ("auto", "on", "off"):  # before any crop is looked at
+        raise UserError(f"unknown setting whole={s.whole!r}: use auto, on or off")
     if getattr(recognizer, "adapter", None) is not None:
         raise UserError("the OCR model already has an adapter on; adapt the model without it")
 
@@ -295,6 +297,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     base_tok = recognizer.tokenizer
     width = max(model.cfg.d_model, getattr(model.cfg, "d_vision", 0))
     amp = mixed_precision(s.mixed, model.device, width) if next(model.parameters()).dtype == torch.float32 else None
+    whole = s.whole == "on" or (s.whole == "auto" and width < WHOLE_BELOW_WIDTH)
     new_chars = unknown_chars(base_tok, [corrections[i].text for i in train_idx])
     settings_dict = {**asdict(s), "base_vocab": model.cfg.vocab_size}
 
@@ -334,9 +337,6 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check, amp=amp) if conf_cache else None
 
     tok = attach(model, base_tok, settings_dict, new_chars)
-    if s.whole not in ("auto", "on", "off"):
-        raise UserError(f"unknown setting whole={s.whole!r}: use auto, on or off")
-    whole = s.whole == "on" or (s.whole == "auto" and width < WHOLE_BELOW_WIDTH)
     params = _trainable(model, whole)
     base = {n: p.detach().clone() for n, p in params if _own(n)}
     items = [_Cached(f, shape, tok.encode(x.text), x.text) for (f, shape), x in zip(feats, corrections)]
@@ -406,7 +406,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     kept, reason = True, ""
     # better only with plain print read worse: the penalty kept every epoch out
     at_lowest = next((h["plain_cer"] for h in history if h.get("heldout_cer") == lowest), None)
-    if heldout_after >= heldout_before and lowest < heldout_before and plain_before is not None and at_lowest:
+    if heldout_after >= heldout_before and lowest < heldout_before and plain_before is not None \
+            and at_lowest is not None:
         kept, reason = False, (f"the held-out corrections were read better (CER {100 * heldout_before:.1f} % -> "
                                f"{100 * lowest:.1f} % at best) only with plain print read worse (drawn crops: "
                                f"{100 * plain_before:.1f} % -> {100 * at_lowest:.1f} %, more than "
