@@ -49,14 +49,17 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     w.adapting.use_adapter.setChecked(True)
     qtbot.waitUntil(lambda: "adapted to vol1" in w.device_label.text(), timeout=60000)
 
-    # read again the pages nobody edited by hand: the checked page 009 and 010; every hand edit stays
+    # read again the pages nobody edited by hand and nobody checked: 010 only; every hand edit
+    # stays, and so does the checked page 009, its confirmed text and its mark
+    checked = w.doc.page("009.png")
     with qtbot.waitSignal(w.run_finished, timeout=180000) as run:
         assert w.adapting.read_unedited.isEnabled()
         w.adapting.read_unedited.trigger()
     assert run.args == ["done"]
-    assert w.reading.run_stats.total == 2
-    page = w.doc.page("009.png")
+    assert w.reading.run_stats.total == 1
+    page = w.doc.page("010.png")
     assert page.processed and all(b.model.endswith("adapted to vol1") for b in page.blocks)
+    assert w.doc.page("009.png") == checked and checked.checked
     for name, texts in edited.items():
         assert [b.text for b in w.doc.page(name).blocks] == texts, name
 

@@ -146,14 +146,17 @@ class AdaptController(QObject):
             self.reading.host.preload()  # switched at once (no reload): the model box says so
 
     def read_again_unedited(self) -> int:
-        """Read again every read page none of whose blocks was edited by hand."""
+        """Read again every read page none of whose blocks was edited by hand and that is not
+        marked checked (its text, as read, is what the user confirmed: reading it again could
+        only replace confirmed text, and the page's mark with it)."""
         doc = self.window.doc
         if not doc.project:
             return 0
         self.window.flush_editors()
-        names = [p.name for p in doc.project.pages if p.processed and not any(b.edited for b in p.blocks)]
+        names = [p.name for p in doc.project.pages
+                 if p.processed and not p.checked and not any(b.edited for b in p.blocks)]
         if not names:
-            self.window.show_status("Every read page has text edited by hand: nothing read again")
+            self.window.show_status("Every read page has text edited by hand or is marked checked: nothing read again")
             return 0
         return self.reading.run_pages(names)
 
