@@ -32,10 +32,8 @@ from app.ui.editor.undo import push_edit
 from app.ui.editor.undo_keys import UndoKeyRouter
 from app.ui.models.choice import ModelChoice
 from app.ui.reading import device_status
-from app.ui.reading import order_check as order_check_ui
 from app.ui.reading.adapt_control import AdaptController
 from app.ui.reading.controller import ReadingController
-from app.ui.script import controller as script_ui
 from app.ui.shell import actions, window_layout
 from app.ui.shell.preferences import SettingsWriter
 from app.ui.shell.reader_export import ReaderExporter
@@ -62,19 +60,7 @@ class MainWindow(QMainWindow):
         self.doc.project_reset.connect(lambda: actions.update_enabled(self))
         self.sync_toolbar()
         window_layout.add_render(self)  # page views, style panel, mask brush, page exports
-        self.script = script_ui.attach(self)  # the Script dock: every block of the volume
-        self.view_menu.addSeparator()
-        self.view_menu.addAction(self.script.toggle)
-        messages = self.messages_dock.toggleViewAction()
-        messages.setText("Messages (everything the status bar and notices said)")
-        self.view_menu.addAction(messages)
-        self.order_checks = order_check_ui.attach(self)  # pages marked "check the order": F8 steps through them
-        self.view_menu.addActions([self.order_checks.next_action, self.order_checks.previous_action])
-        self.edit_menu.addSeparator()
-        self.edit_menu.addActions([self.script.find_action, self.script.replace_action])
-        self.view.block_selected.connect(lambda bid: self.script.show_block(self.current, bid) if bid else None)
-        self.panel.fit_status = self.script.fit.status  # the block list's tints: the lettering's fit too
-        self.script.fit.changed.connect(lambda name: self.panel.recolour() if name == self.current else None)
+        window_layout.add_script(self)  # the Script dock, View > Messages, the order checks (F8)
         self.reader_exporter = ReaderExporter(self)  # File > Export > For mokuro readers, Reader page
         self.view.set_overlay(self.settings.overlay, self.settings.overlay_source)
         self._start_reading_worker()

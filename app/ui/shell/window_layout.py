@@ -1,5 +1,6 @@
 """Where the main window's parts go: its docks, the render controller's Style dock, View
-entries, toolbar and export menu, the Translate menu and the Memory and Consistency docks.
+entries, toolbar and export menu, the Script dock and the order checks' View entries, the
+Translate menu and the Memory and Consistency docks.
 Functions of the window (app.ui.shell.main_window), called once while it is built."""
 from __future__ import annotations
 
@@ -31,6 +32,28 @@ def add_render(window) -> None:
     window.insertToolBar(settings_bar, ctl.toolbar)
     window.insertToolBarBreak(settings_bar)
     window.export_menu.addMenu(ctl.exporter.menu)
+
+
+def add_script(window) -> None:
+    """The Script dock (every block of the volume: find, replace, the lettering's fit), View >
+    Messages, and the pages marked "check the order" (F8 steps through them)."""
+    from app.ui.reading import order_check as order_check_ui
+    from app.ui.script import controller as script_ui
+
+    w = window
+    w.script = script_ui.attach(w)
+    w.view_menu.addSeparator()
+    w.view_menu.addAction(w.script.toggle)
+    messages = w.messages_dock.toggleViewAction()
+    messages.setText("Messages (everything the status bar and notices said)")
+    w.view_menu.addAction(messages)
+    w.order_checks = order_check_ui.attach(w)
+    w.view_menu.addActions([w.order_checks.next_action, w.order_checks.previous_action])
+    w.edit_menu.addSeparator()
+    w.edit_menu.addActions([w.script.find_action, w.script.replace_action])
+    w.view.block_selected.connect(lambda bid: w.script.show_block(w.current, bid) if bid else None)
+    w.panel.fit_status = w.script.fit.status  # the block list's tints: the lettering's fit too
+    w.script.fit.changed.connect(lambda name: w.panel.recolour() if name == w.current else None)
 
 
 def dock(window, title: str, widget, name: str, area, closable: bool = False) -> QDockWidget:
