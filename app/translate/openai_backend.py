@@ -47,6 +47,7 @@ from app.translate.base import (
     server_label,
 )
 from app.translate.capabilities import FORMATS, Capabilities, CapabilityStore, describe_change
+from app.translate.context_window import context_budget, max_tokens, own_answers, previous_pages
 from app.translate.languages import looks_untranslated
 from app.translate.memory import StoryMemory, proposed_memory
 from app.translate.openai_wire import Transport, Wire, _Page, _Reply
@@ -56,7 +57,6 @@ log = logging.getLogger(__name__)
 NO_KEY = "no-key"  # local servers want a non-empty bearer token; this one means none
 LOCAL_TOTAL_S = 600.0  # a whole answer: local servers (a CPU may be slow)
 HOSTED_TOTAL_S = 180.0
-MAX_CONTEXT_PAGES_FACTOR = 4  # context grows append-only up to this many times context_pages
 _AGAIN_NOTE = ("Your previous answer lacked these segment ids, or left them untranslated. Translate exactly "
                "these segments into {target}.")
 
@@ -223,7 +223,7 @@ class OpenAITranslator:
             messages = contract.build_messages([(r, by_rid[r].text) for r in todo], context, self._glossary,
                                                s.source_lang, s.target_lang, page_name, note, x.memory,
                                                x.examples, x.image_url, x.ask_memory, bool(x.image_url),
-                                               self._own_answers(context))
+                                               own_answers(context, self._answers))
             try:
                 reply = self._request(messages, todo, [by_rid[r].text for r in todo], cancel, on_tokens, state)
             except errors.LengthRefused as exc:
@@ -325,64 +325,22 @@ class OpenAITranslator:
                 f"({'cut off' if stopped else 'refused'}: {errors.short(why)}). Start the server with a larger "
                 "context: llama-server -c 4096 (or more), Ollama's num_ctx parameter, LM Studio's Context Length")
 
-    def _own_answers(self, context: Sequence[ContextPage]) -> dict[str, str]:
-        """The model's own answers of the context pages that still hold exactly what it said."""
-        out = {}
-        for page in context:
-            kept = self._answers.get(page.name)
-            if kept is None:
-                continue
-            raw, texts = kept
-            ids = contract.request_ids(len(page.pairs))
-            if [texts.get(i) for i in ids] == [t for _s, t in page.pairs]:
-                out[page.name] = raw
-        return out
-
     def _context_window(self, context: Sequence[ContextPage], texts: list[str]) -> list[ContextPage]:
-        """The previous pages to send: at least the last `context_pages`, and the earlier ones of
-        the previous request while they fit (the request then starts as the previous one did, and
-        the server's cache serves it), within the token budget (the server's context size)."""
+        """The previous pages to send, within the token budget (context_window.py); the first anchors the next."""
         want = self.settings.context_pages
         if want <= 0 or not context:
             self._anchor = None
             return []
-        budget = self._context_budget(texts)
+        x = self._extras
+        budget = context_budget(texts, self.settings, self._n_ctx, self._glossary, x.memory, x.image_url, x.ask_memory)
         if budget <= 0:
             return []
-        names = [c.name for c in context]
-        start = names.index(self._anchor) if self._anchor in names else max(0, len(context) - want)
-        start = min(start, max(0, len(context) - want))
-        if len(context) - start > want * MAX_CONTEXT_PAGES_FACTOR:
-            start = len(context) - want
-        window = list(context[start:])
-        if contract.messages_tokens(contract.context_messages(window)) > budget:
-            window = contract.trim_context(context[max(0, len(context) - want):], budget)
+        window = previous_pages(context, want, self._anchor, budget)
         self._anchor = window[0].name if window else None
         return window
 
-    def _context_budget(self, texts: list[str]) -> int:
-        budget = self.settings.context_tokens
-        if self._n_ctx:
-            page = sum(contract.estimate_tokens(t) + 12 for t in texts) + 120
-            system = contract.messages_tokens([contract.system_message(
-                self.settings.source_lang, self.settings.target_lang, self._glossary, self._extras.ask_memory,
-                bool(self._extras.image_url))])
-            if self._extras.image_url:
-                system += contract.IMAGE_TOKENS
-            if self._extras.memory:
-                system += contract.estimate_tokens(str(self._extras.memory))
-            room = self._n_ctx - system - page - self._max_tokens(texts) - 64
-            if room < budget:
-                budget = max(0, room)
-        return budget
-
     def _max_tokens(self, texts: Sequence[str]) -> int:
-        if self.settings.max_tokens > 0:
-            return self.settings.max_tokens
-        need = contract.answer_budget(texts) + (contract.MEMORY_TOKENS if self._extras.ask_memory else 0)
-        if self._n_ctx:
-            need = min(need, max(contract.MAX_TOKENS_FLOOR, self._n_ctx // 2))
-        return need
+        return max_tokens(texts, self.settings.max_tokens, self._n_ctx, self._extras.ask_memory)
 
     # -- requests --------------------------------------------------------------------------------
     def _kwargs(self, messages, ids, texts) -> dict:
