@@ -29,6 +29,9 @@ def add_parser(sub) -> None:
     p.add_argument("--augment", type=int, default=0, metavar="N",
                    help="N varied copies of each training correction, its box's margins moved as another "
                         "detection would take it (default 0; 1 read real pages better, at twice the cost)")
+    p.add_argument("--feature-dropout", type=float, default=0.1, metavar="P",
+                   help="chance that a value of the cached crop features is zeroed at a training step (default 0.1; "
+                        "0: every epoch sees the crops as the last did)")
     p.add_argument("--mixed", default="auto", choices=["auto", "bf16", "off"],
                    help="bfloat16 mixed precision (default auto: for a real-size model where the CPU or GPU computes "
                         "bf16 natively; off: float32)")
@@ -53,6 +56,8 @@ def run(args) -> int:
         raise UserError(f"--rehearse must be 0 or more, got {args.rehearse}")
     if not 0 <= args.augment <= 8:
         raise UserError(f"--augment must be 0 to 8, got {args.augment}")
+    if not 0 <= args.feature_dropout < 1:
+        raise UserError(f"--feature-dropout must be at least 0 and below 1, got {args.feature_dropout}")
     if not args.lr > 0:
         raise UserError(f"--lr must be positive, got {args.lr}")
     args.model = args.model or DEFAULTS["ocr"]
@@ -71,7 +76,8 @@ def run(args) -> int:
 
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
                                                                    rehearse=args.rehearse, augment=args.augment,
-                                                                   mixed=args.mixed, whole=args.whole),
+                                                                   mixed=args.mixed, whole=args.whole,
+                                                                   feature_dropout=args.feature_dropout),
                              out=args.out, progress=progress)
     for bar in bars.values():
         bar.close()
