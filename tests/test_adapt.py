@@ -16,6 +16,7 @@ training: its training faces drawn white on black.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -421,3 +422,32 @@ def test_feature_dropout_varies_what_each_training_step_sees_and_a_wrong_value_i
     with pytest.raises(UserError, match="feature dropout must be"):
         adapt(demo, samples, replace(FAST, feature_dropout=1.0))
     assert main(["adapt", str(tmp_path), "--feature-dropout", "-0.1", "--model", str(DEMO)]) == 2
+
+
+def test_stopping_keeps_the_best_epoch_so_far_and_a_time_limit_stops_in_time(demo, tmp_path):
+    from dataclasses import replace
+
+    from app.cli import main
+
+    samples = _samples(44, seed=6)
+    full = adapt(demo, samples, replace(FAST, epochs=3, patience=3))
+    steps = math.ceil(full.train / FAST.batch_size)  # no drawn crops: the training corrections alone
+    asked = []
+
+    def stop():  # "Stop teaching and keep what it learned", pressed during the second epoch
+        asked.append(1)
+        return len(asked) > steps + 2
+
+    stopped = adapt(demo, samples, replace(FAST, epochs=3, patience=3), stop=stop)
+    assert stopped.stopped == "asked" and stopped.epochs == 2
+    assert stopped.history[0] == full.history[0]  # the same run up to the stop
+    assert stopped.history[1]["steps"] == 2  # the second epoch's two steps were read like an epoch
+    assert stopped.kept and stopped.heldout_after < stopped.heldout_before  # what it learned is kept
+    assert "stopped when you asked, after 2 epochs" in stopped.summary()
+    # a limit the crops' features alone take: no training step, no adapter, and the report says why
+    late = adapt(demo, samples, replace(FAST, max_minutes=1e-6))
+    assert late.stopped == "time" and not late.kept and "time limit" in late.reason
+    assert [h for h in late.history if "epoch" in h] == []
+    with pytest.raises(UserError, match="time limit must be"):
+        adapt(demo, samples, replace(FAST, max_minutes=-1))
+    assert main(["adapt", str(tmp_path), "--max-minutes", "-2", "--model", str(DEMO)]) == 2

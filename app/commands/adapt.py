@@ -32,6 +32,9 @@ def add_parser(sub) -> None:
     p.add_argument("--feature-dropout", type=float, default=0.1, metavar="P",
                    help="chance that a value of the cached crop features is zeroed at a training step (default 0.1; "
                         "0: every epoch sees the crops as the last did)")
+    p.add_argument("--max-minutes", type=float, default=0.0, metavar="M",
+                   help="keep the whole run within M minutes: training stops in time and keeps the best epoch so far "
+                        "(default 0: no limit; it stops when the held-out corrections stop improving)")
     p.add_argument("--mixed", default="auto", choices=["auto", "bf16", "off"],
                    help="bfloat16 mixed precision (default auto: for a real-size model where the CPU or GPU computes "
                         "bf16 natively; off: float32)")
@@ -58,6 +61,8 @@ def run(args) -> int:
         raise UserError(f"--augment must be 0 to 8, got {args.augment}")
     if not 0 <= args.feature_dropout < 1:
         raise UserError(f"--feature-dropout must be at least 0 and below 1, got {args.feature_dropout}")
+    if not args.max_minutes >= 0:
+        raise UserError(f"--max-minutes must be 0 (no limit) or more, got {args.max_minutes}")
     if not args.lr > 0:
         raise UserError(f"--lr must be positive, got {args.lr}")
     args.model = args.model or DEFAULTS["ocr"]
@@ -77,7 +82,8 @@ def run(args) -> int:
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
                                                                    rehearse=args.rehearse, augment=args.augment,
                                                                    mixed=args.mixed, whole=args.whole,
-                                                                   feature_dropout=args.feature_dropout),
+                                                                   feature_dropout=args.feature_dropout,
+                                                                   max_minutes=args.max_minutes),
                              out=args.out, progress=progress)
     for bar in bars.values():
         bar.close()

@@ -53,6 +53,13 @@ of docs/accuracy.md one copy read three of four halves better on average over tw
 worse, while the synthetic training faces were read worse (the forgetting the guard watches),
 at twice the features and steps: an option (`adapt --augment N`), not the default.
 
+Stopping early and keeping what was learned: `stop` (the window's "Stop teaching and keep what
+it learned") and `max_minutes` (a limit for the whole run, features included: training stops
+when the time taken plus what must follow, the last epoch's reading, the scaled-back readings
+and the confirmations', as long as they took so far, reaches it) end the training at a step;
+the steps of that epoch are read like an epoch and the best epoch so far goes through the
+scale-back and the guard as always. The report says so.
+
 Without an adapter nothing here touches the model: reading stays the published path. The
 adapter file, the new characters' rows and putting an adapter on a model are app.ocr.adapter.
 """
@@ -112,6 +119,8 @@ class AdaptSettings:
     whole_lr: float = 1e-4
     feature_dropout: float = 0.1  # each value of the cached tower features zeroed with this chance at
     # every training step (the rest scaled up), so that no epoch sees a crop exactly as the last did
+    max_minutes: float = 0.0  # the whole run (features included) kept within this many minutes: training stops
+    # early enough for the last readings to fit and the best epoch so far is kept; 0: no limit
     shaped: bool = False  # drawn crops laid out as a training correction of about their length is
     # (its direction, its number of columns; on the real books over three seeds it read every row
     # worse, docs/accuracy.md); False: tall as often as the corrections are, about PER_LINE a column
@@ -142,6 +151,8 @@ class AdaptResult:
     adapter: Adapter | None = None
     history: list[dict] = field(default_factory=list)
     whole: bool = False  # the decoder's own weights were trained too (AdaptSettings.whole)
+    stopped: str = ""  # why training ended before early stopping: "asked" (`stop`), "time" (max_minutes)
+    max_minutes: float = 0.0
 
     def summary(self) -> str:
         """The report in one paragraph, as the window and `adapt` show it."""
@@ -170,7 +181,12 @@ class AdaptResult:
             text += (f"; {100 * self.scale:.0f} % of the trained change kept (the held-out corrections read "
                      "better than with all of it)")
         verdict = "Adapter kept" if self.kept else f"Adapter discarded: {self.reason}"
-        return f"{text}. {verdict} ({self.epochs} epochs, {self.seconds:.0f} s)."
+        took = f"{self.epochs} epoch{'s' if self.epochs != 1 else ''}, {self.seconds:.0f} s"
+        if self.stopped == "asked":
+            took = f"stopped when you asked, after {took}; the best epoch so far"
+        elif self.stopped == "time":
+            took = f"stopped at the time limit of {self.max_minutes:g} min, after {took}; the best epoch so far"
+        return f"{text}. {verdict} ({took})."
 
     def as_dict(self) -> dict:
         out = {k: v for k, v in asdict(self).items() if k not in ("adapter",)}
@@ -275,11 +291,14 @@ def _cer(model, tok, items: list[_Cached], max_new_tokens: int, cancel=None, bat
 def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = None, name: str = "",
           progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
           train: bool = True, specimens: Specimens | None = None,
-          plain_texts: list[str] | None = None) -> AdaptResult:
+          plain_texts: list[str] | None = None, stop: Callable[[], bool] | None = None) -> AdaptResult:
     """Adapt `recognizer` (app.ocr.recognizer.Recognizer, fp32 or bf16, no adapter on) to the
     samples. The recognizer itself is not changed: a copy of its decoder is trained. `train`
     False skips the training steps (what the tests compare with). `specimens`, `plain_texts`:
-    see the module doc (no specimens: no rehearsal)."""
+    see the module doc (no specimens: no rehearsal). `stop`: asked at every training step; when it
+    says True the training ends there (the steps of that epoch done so far are read like an
+    epoch) and the run finishes with the best epoch so far, the guard as always (`cancel`, by
+    contrast, throws everything away)."""
     import copy
 
     s = settings or AdaptSettings()
@@ -288,6 +307,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         raise UserError(f"unknown setting whole={s.whole!r}: use auto, on or off")
     if not 0 <= s.feature_dropout < 1:
         raise UserError(f"feature dropout must be at least 0 and below 1, got {s.feature_dropout}")
+    if not s.max_minutes >= 0:
+        raise UserError(f"the time limit must be 0 (none) or more minutes, got {s.max_minutes}")
     if getattr(recognizer, "adapter", None) is not None:
         raise UserError("the OCR model already has an adapter on; adapt the model without it")
 
@@ -343,11 +364,28 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     before_cache = [_Cached(f, shape, [], x.text) for (f, shape), x in zip(feats, corrections + confirmations)]
     held_before = [before_cache[i] for i in held_idx]
     conf_cache = before_cache[len(corrections):]
+    begun = time.perf_counter()
     heldout_before = _cer(model, base_tok, held_before, s.max_new_tokens, check, amp=amp)
     plain_check = [_Cached(f, shape, [], text) for k, ((f, shape), (_, text)) in enumerate(zip(drawn_feats, drawn))
                    if k % 4 == 3]
     plain_before = _cer(model, base_tok, plain_check, s.max_new_tokens, check, amp=amp) if plain_check else None
+    read_s = time.perf_counter() - begun  # the held-out and plain-print readings (and the confirmations')
+    begun = time.perf_counter()
     confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check, amp=amp) if conf_cache else None
+    confirm_s = time.perf_counter() - begun
+    stopped = ""
+
+    def halted() -> bool:
+        """Asked to stop, or the time limit reached once what follows a last step (its epoch's
+        reading, the scaled-back readings, the confirmations') is counted."""
+        nonlocal stopped
+        if not stopped:
+            if stop is not None and stop():
+                stopped = "asked"
+            elif s.max_minutes and (time.perf_counter() - started + (1 + len(s.scales)) * read_s + confirm_s
+                                    >= 60 * s.max_minutes):
+                stopped = "time"
+        return bool(stopped)
 
     tok = attach(model, base_tok, settings_dict, new_chars)
     params = _trainable(model, whole)
@@ -371,9 +409,11 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     for epoch in range(1, s.epochs + 1 if train else 1):
         model.train()
         order = torch.randperm(len(train_items), generator=gen).tolist()
-        total = 0.0
+        total, done = 0.0, 0
         for k in range(steps_per_epoch):
             check()
+            if halted():
+                break
             batch = [train_items[i] for i in order[k * s.batch_size:(k + 1) * s.batch_size]]
             loss = _loss(model, tok, batch, amp, s.feature_dropout)
             opt.zero_grad()
@@ -381,12 +421,17 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
             opt.step()
             total += float(loss.detach())
+            done += 1
             report("training", (epoch - 1) * steps_per_epoch + k + 1, s.epochs * steps_per_epoch)
         model.eval()
+        if not done:  # stopped before this epoch's first step: nothing new to read
+            break
+        begun = time.perf_counter()
         cer = _cer(model, tok, held_items, s.max_new_tokens, check, amp=amp)
         plain = _cer(model, tok, plain_check, s.max_new_tokens, check, amp=amp) if plain_check else None
-        history.append({"epoch": epoch, "loss": round(total / max(1, steps_per_epoch), 4), "heldout_cer": cer,
-                        "plain_cer": plain})
+        read_s = time.perf_counter() - begun
+        history.append({"epoch": epoch, "loss": round(total / done, 4), "heldout_cer": cer,
+                        "plain_cer": plain, **({"steps": done} if done < steps_per_epoch else {})})
         epochs_run = epoch
         rise = 0.0 if plain is None else max(0.0, plain - plain_before - s.max_confirmation_rise)
         if cer + rise < best_score:
@@ -397,6 +442,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             stale += 1
             if stale >= s.patience:
                 break
+        if stopped:
+            break
     _scale_adapters(params, best[1], 1.0, base)  # the best epoch's weights back
     model.eval()
     scale = 1.0
@@ -425,6 +472,10 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
                                f"{100 * lowest:.1f} % at best) only with plain print read worse (drawn crops: "
                                f"{100 * plain_before:.1f} % -> {100 * at_lowest:.1f} %, more than "
                                f"{100 * s.max_confirmation_rise:.1f} points up)")
+    elif stopped and not epochs_run:
+        kept, reason = False, ("stopped before the first training step: nothing was learned"
+                               + (f" (the time limit of {s.max_minutes:g} min was taken by looking at the crops; "
+                                  "allow more time)" if stopped == "time" else ""))
     elif heldout_after >= heldout_before:
         kept, reason = False, (f"the held-out corrections were not read better (CER {100 * heldout_before:.1f} % "
                                f"-> {100 * heldout_after:.1f} %)")
@@ -436,7 +487,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     result = AdaptResult(kept, reason, heldout_before, heldout_after, confirm_before, confirm_after,
                          len(corrections), len(train_idx), len(held_idx), len(confirmations), volumes, epochs_run,
                          new_chars, time.perf_counter() - started, len(drawn) - len(plain_check), plain_before,
-                         best[3], len(plain_check), len(variants), scale, None, history, whole)
+                         best[3], len(plain_check), len(variants), scale, None, history, whole, stopped,
+                         s.max_minutes)
     if kept:
         from peft import get_peft_model_state_dict
 

@@ -78,3 +78,28 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     qtbot.waitUntil(lambda: w2.doc.project is not None, timeout=10000)
     assert w2.adapting.use_adapter.isEnabled() and w2.adapting.use_adapter.isChecked()
     qtbot.waitUntil(lambda: "adapted to vol1" in w2.device_label.text(), timeout=60000)
+
+
+def test_stop_teaching_keeps_what_it_learned_so_far(make_window, qtbot, tmp_path):
+    folder = _volume(tmp_path, _samples(44, seed=6), checked_pages=(9,), read_pages=(10,))
+    w = make_window(patches=128)
+    w.session.open_path(folder)
+    qtbot.waitUntil(lambda: w.doc.project is not None and len(w.doc.page_names()) == 11, timeout=10000)
+    series = next(a.menu() for a in w.menuBar().actions() if a.text() == "&Series")
+    stop = next(a for a in series.actions() if a.text().startswith("&Stop teaching"))
+    assert not stop.isEnabled()  # nothing to stop yet
+
+    with qtbot.waitSignal(w.adapting.taught, timeout=900000) as blocker:
+        w.adapting.teach.trigger()
+        qtbot.waitUntil(lambda: "learning" in w.status_label.text(), timeout=600000)  # the training steps
+        assert stop.isEnabled()
+        stop.trigger()  # as from the Series menu
+        assert not stop.isEnabled() and "stopping" in w.status_label.text()
+    result, path = blocker.args
+    report = _answer_report(w, qtbot)
+    assert result.stopped == "asked" and "stopped when you asked, after" in report
+    assert result.epochs < 30 and not stop.isEnabled()
+    if result.kept:  # the best epoch so far read the held-out corrections better: kept, and read with
+        assert path and w.adapting.use_adapter.isEnabled()
+    else:
+        assert not path and "Adapter discarded" in report

@@ -230,10 +230,11 @@ def samples_of(projects: list[Project], default_patches: int = 384,
 
 
 def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | None = None,
-              progress=None, cancel=None, train: bool = True):
+              progress=None, cancel=None, train: bool = True, stop=None):
     """Adapt `recognizer` to the corrections of a series or volume (`resolve_target`); the adapter
     is written to `out` (default: the target's place) only when the guard keeps it ->
-    (app.ocr.adapt.AdaptResult, the adapter's path or None)."""
+    (app.ocr.adapt.AdaptResult, the adapter's path or None). `stop`: app.ocr.adapt.adapt's (training
+    ends there and the best epoch so far is kept)."""
     from dataclasses import replace
 
     from app.ocr.adapt import AdaptSettings, adapt
@@ -246,7 +247,8 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
         raise UserError(f"{target.name}: no corrections yet. Correct the text of some blocks (and mark pages "
                         "checked), save, then teach the OCR.")
     result = adapt(recognizer, samples, replace(settings, patches=patches), name=target.name, progress=progress,
-                   cancel=cancel, train=train, specimens=specimens, plain_texts=plain_texts_of(target.projects))
+                   cancel=cancel, train=train, specimens=specimens, plain_texts=plain_texts_of(target.projects),
+                   stop=stop)
     result.volumes = len({s.volume for s in samples if not s.confirmation})
     path = None
     if result.adapter is not None:

@@ -3,12 +3,14 @@ without it, read again the pages not edited by hand, mark a page checked.
 
 `AdaptController(window, reading)` owns the actions; the shell puts them in the Series menu.
 Teaching runs in the reading worker (a request of kind "adapt": progress, time left and Cancel
-like a reading run; the window stays usable); the adapter it writes (app.core.reading.
+like a reading run; the window stays usable; Series > Stop teaching ends the training where it
+is and keeps the best epoch so far, where Cancel keeps nothing); the adapter it writes (app.core.reading.
 corrections: beside the series file or the project) is then read with at once, and the model
 box says "… + adapted to SERIES". The adapter of a volume opened later is found the same way.
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Protocol
 
@@ -42,6 +44,12 @@ class AdaptController(QObject):
         self.teach = QAction("&Teach the OCR my corrections…", self)
         self.teach.setStatusTip("Adapt the OCR model to the text corrected by hand in this series' volumes")
         self.teach.triggered.connect(self.start_teaching)
+        self._stop = threading.Event()
+        self.stop_teaching = QAction("&Stop teaching and keep what it learned", self)
+        self.stop_teaching.setStatusTip("End the training now: the best epoch so far is checked and kept if it reads "
+                                        "better (Cancel keeps nothing)")
+        self.stop_teaching.setEnabled(False)
+        self.stop_teaching.triggered.connect(self._on_stop)
         self.use_adapter = QAction("Read with the &adapted OCR", self)
         self.use_adapter.setCheckable(True)
         self.use_adapter.setChecked(True)
@@ -60,7 +68,7 @@ class AdaptController(QObject):
         reading.host.request_finished.connect(self._on_finished)
 
     def actions(self) -> list:
-        return [self.teach, self.use_adapter, self.read_unedited, None, self.mark_checked]
+        return [self.teach, self.stop_teaching, self.use_adapter, self.read_unedited, None, self.mark_checked]
 
     # --- teaching -------------------------------------------------------------------------------
     def target(self) -> str:
@@ -80,7 +88,9 @@ class AdaptController(QObject):
         if not self.window.session.save():  # it said why; the corrections are read from the saved project
             return
         self._started = time.monotonic()
-        self.req_id = self.reading.host.submit("adapt", self.target(), {})
+        self._stop = threading.Event()
+        self.req_id = self.reading.host.submit("adapt", self.target(), {}, stop=self._stop)
+        self.stop_teaching.setEnabled(True)
         self.reading.progress.setRange(0, 0)
         self.reading.progress.show()
         self.window.show_status("Teaching the OCR your corrections…")
@@ -93,6 +103,8 @@ class AdaptController(QObject):
             self.reading.progress.setRange(0, 0)
             self.window.show_status("Teaching the OCR: loading the model…")
             return
+        if self._stop.is_set():
+            return  # the status says it is stopping
         self.reading.progress.setRange(0, total)
         self.reading.progress.setValue(done)
         what = {"features": "looking at the corrected blocks and the drawn print", "training": "learning"}.get(stage, stage)
@@ -101,7 +113,7 @@ class AdaptController(QObject):
             secs = (time.monotonic() - self._started) * (total - done) / done
             left = f" · about {max(1, round(secs / 60))} min left" if secs >= 60 else f" · about {secs:.0f} s left"
         self.window.show_status(f"Teaching the OCR: {what} {done}/{total}{left} (at most; it stops when it "
-                                "stops improving)")
+                                "stops improving, or at Series > Stop teaching)")
 
     def _on_done(self, req_id: int, result, path: str) -> None:
         if not self.reading.host.wanted(req_id) or self.window.closing:
@@ -121,7 +133,15 @@ class AdaptController(QObject):
                                    "by hand to use it on them (Series menu).")
         box.open()
 
+    def _on_stop(self) -> None:
+        if self.reading.host.busy("adapt") and not self._stop.is_set():
+            self._stop.set()
+            self.stop_teaching.setEnabled(False)
+            self.window.show_status("Teaching the OCR: stopping; reading what it learned so far…")
+
     def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
+        if ctx.get("kind") == "adapt" and req_id == self.req_id:
+            self.stop_teaching.setEnabled(False)
         if ctx.get("kind") == "adapt" and status == "cancelled" and not self.window.closing:
             self.window.show_status("Teaching cancelled: nothing changed")
 

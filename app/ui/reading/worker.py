@@ -48,6 +48,7 @@ class Request:
     box: tuple | None = None
     blocks: tuple = ()
     cancel: threading.Event | None = None
+    stop: threading.Event | None = None  # adapt: end the training and keep the best epoch so far
 
 
 class Worker(QObject):
@@ -285,7 +286,8 @@ class Worker(QObject):
                 self._last_progress = now
                 self.adapt_progressed.emit(req.req_id, stage, done, total)
 
-        result, path = run_adapt(req.source_path, base, progress=progress, cancel=cancel.is_set)
+        result, path = run_adapt(req.source_path, base, progress=progress, cancel=cancel.is_set,
+                                 stop=req.stop.is_set if req.stop is not None else None)
         self.adapt_done.emit(req.req_id, result, str(path) if path else "")
 
 
