@@ -61,11 +61,12 @@ the steps of that epoch are read like an epoch and the best epoch so far goes th
 scale-back and the guard as always. The report says so.
 
 Without an adapter nothing here touches the model: reading stays the published path. The
-adapter file, the new characters' rows and putting an adapter on a model are app.ocr.adapter.
+adapter file, the new characters' rows and putting an adapter on a model are app.ocr.adapter. The
+training steps on the cached features (a step's loss, a reading's CER, the scale-back) are
+app.ocr.adapt_steps.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import random
 import time
@@ -73,17 +74,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import torch
-import torch.nn.functional as F
 from PIL import Image
-from torch import nn
 
 from app.errors import Cancelled, UserError
-from app.ocr import generate
+
+# the steps' names looked up here, not in adapt_steps: bench/adapt.py times a step by replacing _loss
+from app.ocr.adapt_steps import Cached as _Cached
+from app.ocr.adapt_steps import cer as _cer
+from app.ocr.adapt_steps import features as _features
+from app.ocr.adapt_steps import loss as _loss
+from app.ocr.adapt_steps import own as _own
+from app.ocr.adapt_steps import scale_adapters as _scale_adapters
+from app.ocr.adapt_steps import trainable as _trainable
 from app.ocr.adapter import Adapter, attach, model_sha256, unknown_chars
 from app.ocr.precision import mixed_precision
-from app.ocr.preprocess import preprocess
-from app.ocr.teacher import IGNORE, forward_logits, text_batch
-from app.ocr.text import normalize, score
+from app.ocr.text import normalize
 from app.ocr.training_data import Sample, shapes, split_by_page, varied
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -192,100 +197,6 @@ class AdaptResult:
         out = {k: v for k, v in asdict(self).items() if k not in ("adapter",)}
         return out
 
-
-
-def _own(name: str) -> bool:
-    """A base weight of the decoder (trained when `whole`), not an adapter's."""
-    return not ("lora_" in name or name.endswith(".extra"))
-
-
-def _scale_adapters(params: list[tuple[str, nn.Parameter]], trained: dict[str, torch.Tensor], factor: float,
-                    base: dict[str, torch.Tensor]) -> None:
-    """Set the adapters to `factor` of their trained change: LoRA's B matrices (its change is
-    B @ A, zero when B is) scaled, the decoder's own weights `factor` of the way from `base` to
-    trained, the new characters' rows left as trained."""
-    with torch.no_grad():
-        for n, p in params:
-            if n in base:
-                p.copy_(base[n] + factor * (trained[n] - base[n]))
-            else:
-                p.copy_(trained[n] * factor if "lora_B" in n else trained[n])
-
-
-def _trainable(model, whole: bool) -> list[tuple[str, nn.Parameter]]:
-    out = []
-    for name, p in model.named_parameters():
-        wanted = not _own(name) or (whole and name.startswith("decoder."))
-        p.requires_grad_(wanted)
-        if wanted:
-            out.append((name, p))
-    return out
-
-
-# --------------------------------------------------------------------------- adapting
-
-@dataclass
-class _Cached:
-    feats: torch.Tensor  # (n, C): the tower's rows the projector reads
-    shape: tuple[int, int]  # patch grid
-    tokens: list[int]
-    text: str
-
-
-@torch.no_grad()
-def _features(model, images: list[Image.Image], patches: int, batch: int = 16,
-              amp: torch.dtype | None = None) -> list[tuple[torch.Tensor, tuple]]:
-    out = []
-    mlp = model.cfg.projector != "dsc"
-    for i in range(0, len(images), batch):
-        pb = preprocess(images[i:i + batch], patches).to(model.device)
-        with _amp(model, amp):
-            feats = generate.vision_features(model, pb).float()
-        for b, (rows, cols) in enumerate(pb.spatial_shapes.tolist()):
-            n = feats.shape[1] if mlp else rows * cols
-            out.append((feats[b, :n].clone(), (rows, cols)))
-    return out
-
-
-def _collate(items: list[_Cached], device) -> tuple[torch.Tensor, torch.Tensor]:
-    n = max(it.feats.shape[0] for it in items)
-    feats = items[0].feats.new_zeros(len(items), n, items[0].feats.shape[1])
-    for b, it in enumerate(items):
-        feats[b, :it.feats.shape[0]] = it.feats
-    shapes = torch.tensor([it.shape for it in items], dtype=torch.long, device=device)
-    return feats, shapes
-
-
-def _amp(model, amp: torch.dtype | None):
-    return torch.autocast(model.device.type, dtype=amp) if amp is not None else contextlib.nullcontext()
-
-
-def _loss(model, tok, items: list[_Cached], amp: torch.dtype | None = None, dropout: float = 0.0) -> torch.Tensor:
-    feats, shapes = _collate(items, model.device)
-    if dropout:  # training only: the held-out and check readings see the features as they are
-        feats = F.dropout(feats, dropout, training=True)
-    inputs, targets = text_batch([it.tokens for it in items], tok.bos_id, tok.eos_id, tok.pad_id, model.device)
-    with _amp(model, amp):
-        prefix = generate.project_features(model, feats, shapes)
-        logits = forward_logits(model, prefix, inputs)
-    return F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
-
-
-@torch.no_grad()
-def _cer(model, tok, items: list[_Cached], max_new_tokens: int, cancel=None, batch: int = 16,
-         amp: torch.dtype | None = None) -> float:
-    if not items:
-        return 0.0
-    stops = tuple(sorted({tok.eos_id, tok.pad_id}))
-    preds = []
-    for i in range(0, len(items), batch):
-        chunk = items[i:i + batch]
-        feats, shapes = _collate(chunk, model.device)
-        with _amp(model, amp):
-            prefix = generate.project_features(model, feats, shapes)
-            found = generate.greedy_prefix(model, prefix, tok.bos_id, stops, max_new_tokens, cancel=cancel)
-        preds += [tok.decode(ids) for ids in found]
-    return score(preds, [it.text for it in items]).cer
 
 
 def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = None, name: str = "",
