@@ -197,7 +197,7 @@ def test_the_command_adapts_a_series_and_recognize_reads_with_the_adapter(tmp_pa
                  "cpu", "--out", str(tmp_path / "varied.safetensors")]) in (0, 1)
     assert "each also as 1 varied copy (margins, tone)" in capsys.readouterr().out
     assert main(["adapt", str(folder.parent), "--augment", "9", "--model", str(DEMO)]) == 2
-    assert "--augment must be 0 to 8" in capsys.readouterr().err
+    assert "--augment must be auto or 0 to 8" in capsys.readouterr().err
 
 
 def test_drawn_plain_print_is_what_the_model_reads_and_the_same_for_a_seed(demo):
@@ -303,10 +303,15 @@ def test_varied_copies_move_the_margins_and_tone_the_same_for_a_seed_and_are_onl
     assert all(0.6 * ink <= (np.asarray(im.convert("L")) < 128).sum() <= 1.6 * ink for im in others)
     # adapting: the copies join the training part only (the held-out split and its CER unchanged)
     samples = _samples()
-    plain = adapt(demo, samples, FAST, train=False)
-    more = adapt(demo, samples, AdaptSettings(**{**FAST.__dict__, "augment": 2}), train=False)
-    assert more.variants == 2 * plain.train and plain.variants == 0
+    plain = adapt(demo, samples, AdaptSettings(**{**FAST.__dict__, "augment": 0}), train=False)
+    more = adapt(demo, samples, AdaptSettings(**{**FAST.__dict__, "augment": 3}), train=False)
+    assert more.variants == 3 * plain.train and plain.variants == 0
     assert (more.train, more.heldout, more.heldout_before) == (plain.train, plain.heldout, plain.heldout_before)
+    # "auto", the default: two copies for a small model such as the demo recognizer
+    assert adapt(demo, samples, FAST, train=False).variants == 2 * plain.train
+    for wrong in ("some", -1, 9):
+        with pytest.raises(UserError, match="augment="):
+            adapt(demo, samples, AdaptSettings(**{**FAST.__dict__, "augment": wrong}), train=False)
 
 
 def test_the_trained_change_is_scaled_back_when_that_reads_the_held_out_better(demo):
@@ -367,7 +372,7 @@ def test_a_box_shape_tells_its_columns_and_drawn_print_is_laid_out_as_the_series
     assert asked[0][2] is None
 
 
-def test_a_real_size_model_keeps_to_the_adapters_and_a_small_one_trains_its_decoder_whole(demo, tmp_path):
+def test_a_real_size_model_keeps_to_the_adapters_and_a_small_one_trains_its_decoder_whole_with_varied_copies(demo, tmp_path):
     from dataclasses import replace
 
     from app.ocr.testing import write_tiny_checkpoint
@@ -378,7 +383,9 @@ def test_a_real_size_model_keeps_to_the_adapters_and_a_small_one_trains_its_deco
     crops = styled_crops(find_faces()[0], 16, seed=41, max_len=4)
     samples = [Sample(im, t, f"p{i // 4}") for i, (im, t) in enumerate(crops)]
     one = replace(FAST, epochs=1, scales=())
-    assert not adapt(wide, samples, one).whole
+    plain = adapt(wide, samples, one)
+    assert not plain.whole and plain.variants == 0  # nor varied copies: each costs a correction's time
+    assert adapt(wide, samples, replace(one, augment=1)).variants == plain.train
     assert adapt(wide, samples, replace(one, whole="on")).whole
     assert adapt(demo, _samples(16), one).whole and not adapt(demo, _samples(16), replace(one, whole="off")).whole
     with pytest.raises(UserError, match="whole='all'"):
@@ -399,7 +406,9 @@ def test_an_adapter_that_reads_the_corrections_better_only_by_forgetting_plain_p
                      for s in _samples(48, seed=11, invert=False)]
     others = [s.text for s in _samples(96, seed=13, invert=False)]
     # feature dropout off: with it these few crops learn the contradiction too slowly for any epoch to read better
-    result = adapt(demo, contradicting, replace(FAST, feature_dropout=0.0), specimens=specimens, plain_texts=others)
+    # nor varied copies: they learn the contradiction fast enough for the held-out gain to outweigh the penalty
+    result = adapt(demo, contradicting, replace(FAST, feature_dropout=0.0, augment=0), specimens=specimens,
+                   plain_texts=others)
     assert not result.kept and result.adapter is None
     assert min(h["heldout_cer"] for h in result.history if "epoch" in h) < result.heldout_before
     assert "only with plain print read worse (drawn crops:" in result.reason, result.reason
@@ -431,7 +440,7 @@ def test_stopping_keeps_the_best_epoch_so_far_and_a_time_limit_stops_in_time(dem
 
     samples = _samples(44, seed=6)
     full = adapt(demo, samples, replace(FAST, epochs=3, patience=3))
-    steps = math.ceil(full.train / FAST.batch_size)  # no drawn crops: the training corrections alone
+    steps = math.ceil((full.train + full.variants) / FAST.batch_size)  # no drawn crops: the corrections and copies
     asked = []
 
     def stop():  # "Stop teaching and keep what it learned", pressed during the second epoch

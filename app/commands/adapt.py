@@ -26,9 +26,11 @@ def add_parser(sub) -> None:
     p.add_argument("--rehearse", type=float, default=1.0,
                    help="clean crops drawn in the app's faces per training correction, so that plain print is not "
                         "forgotten (default 1; 0: none, faster)")
-    p.add_argument("--augment", type=int, default=0, metavar="N",
+    p.add_argument("--augment", default="auto", metavar="N",
                    help="N varied copies of each training correction, its box's margins moved as another "
-                        "detection would take it (default 0; 1 read real pages better, at twice the cost)")
+                        "detection would take it, a little blur and tone (default auto: 2 for a small model such "
+                        "as the demo recognizer, where they read real pages better; none for a real-size model, "
+                        "where each copy costs as much time as a correction)")
     p.add_argument("--feature-dropout", type=float, default=0.1, metavar="P",
                    help="chance that a value of the cached crop features is zeroed at a training step (default 0.1; "
                         "0: every epoch sees the crops as the last did)")
@@ -51,14 +53,16 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from app.core.reading.corrections import run_adapt
     from app.models.manifest import DEFAULTS
-    from app.ocr.adapt import AdaptSettings
+    from app.ocr.adapt import MAX_AUGMENT, AdaptSettings
 
     if args.epochs < 1:
         raise UserError(f"--epochs must be at least 1, got {args.epochs}")
     if args.rehearse < 0:
         raise UserError(f"--rehearse must be 0 or more, got {args.rehearse}")
-    if not 0 <= args.augment <= 8:
-        raise UserError(f"--augment must be 0 to 8, got {args.augment}")
+    if args.augment != "auto":
+        if not (args.augment.isdigit() and 0 <= int(args.augment) <= MAX_AUGMENT):
+            raise UserError(f"--augment must be auto or 0 to {MAX_AUGMENT}, got {args.augment}")
+        args.augment = int(args.augment)
     if not 0 <= args.feature_dropout < 1:
         raise UserError(f"--feature-dropout must be at least 0 and below 1, got {args.feature_dropout}")
     if not args.max_minutes >= 0:
