@@ -460,3 +460,63 @@ def test_stopping_keeps_the_best_epoch_so_far_and_a_time_limit_stops_in_time(dem
     with pytest.raises(UserError, match="time limit must be"):
         adapt(demo, samples, replace(FAST, max_minutes=-1))
     assert main(["adapt", str(tmp_path), "--max-minutes", "-2", "--model", str(DEMO)]) == 2
+
+
+def _learned_nothing(adapter: Adapter) -> Adapter:
+    """The same adapter with its trained change taken out (LoRA's B zero, no weights of the decoder's
+    own): it reads as the base model does."""
+    from dataclasses import replace
+
+    lora = {k: torch.zeros_like(v) if "lora_B" in k else v for k, v in adapter.lora.items()}
+    return replace(adapter, lora=lora, weights={}, path=None)
+
+
+def test_teaching_again_never_replaces_a_better_adapter_and_says_what_each_read(demo):
+    from dataclasses import replace
+
+    from app.ocr.adapt import weigh_against_previous
+
+    samples = _samples()
+    good = adapt(demo, samples, FAST, name="vol")
+    assert good.kept and set(good.adapter.report["trained_pages"]) == {
+        s.group for s in samples if s.group not in {h.group for h in good.held_out}}
+    # a new run whose adapter learned nothing, against the adapter already there: it stays
+    weak = replace(good, adapter=_learned_nothing(good.adapter))
+    assert weigh_against_previous(demo, weak, good.adapter, PATCHES, 16)
+    assert weak.previous_checked == good.heldout and weak.previous_cer < weak.new_cer
+    assert abs(weak.new_cer - good.heldout_before) < 1e-9  # read as the base model reads them
+    assert not weak.kept and weak.adapter is None and "the adapter you had reads the" in weak.reason
+    assert f"on the {good.heldout} held-out corrections it was not trained on" in weak.summary()
+    # the other way round: the new adapter reads them better and is kept
+    better = replace(good, previous_cer=None)
+    assert weigh_against_previous(demo, better, _learned_nothing(good.adapter), PATCHES, 16)
+    assert better.kept and better.adapter is good.adapter and better.new_cer < better.previous_cer
+    # an adapter trained on every page held out now cannot be weighed on them: nothing compared
+    every = replace(good.adapter, report={**good.adapter.report, "trained_pages": sorted({s.group for s in samples})})
+    assert not weigh_against_previous(demo, replace(good), every, PATCHES, 16)
+
+
+def test_the_command_taught_again_weighs_the_adapter_there_and_keeps_the_one_it_replaces(tmp_path, capsys):
+    from app.cli import main
+    from app.core.reading.corrections import ADAPTER_FILE, previous_path
+
+    folder = _volume(tmp_path, _samples(44, seed=6), checked_pages=(9,), read_pages=(10,))
+    adapter = folder.parent / ADAPTER_FILE
+    args = ["adapt", str(folder.parent), "--epochs", "6", "--model", str(DEMO), "--device", "cpu"]
+    assert main(args) == 0, capsys.readouterr().out
+    assert "the adapter you had" not in capsys.readouterr().out and not previous_path(adapter).exists()
+    first = adapter.read_bytes()
+    # the same corrections and seed again: the same adapter, weighed against the one there (a tie keeps
+    # the new one), which is kept beside it as hayai-ocr-adapter.previous.safetensors
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "the adapter you had, on the 12 held-out corrections it was not trained on" in out, out
+    assert f"the adapter it replaced: {previous_path(adapter)}" in out
+    assert previous_path(adapter).name == "hayai-ocr-adapter.previous.safetensors"
+    assert previous_path(adapter).read_bytes() == first and Adapter.load(adapter).lora.keys() == Adapter.load(
+        previous_path(adapter)).lora.keys()
+    # a damaged file there cannot be weighed: the new adapter replaces it and the damaged one is kept aside
+    adapter.write_bytes(b"not an adapter")
+    assert main(args) == 0
+    assert "the adapter you had" not in capsys.readouterr().out
+    assert previous_path(adapter).read_bytes() == b"not an adapter" and Adapter.load(adapter).lora

@@ -80,7 +80,7 @@ def run(args) -> int:
         if stage not in bars:
             for bar in bars.values():
                 bar.close()
-            bars[stage] = ProgressLine(stage, unit="crop" if stage == "features" else "step")
+            bars[stage] = ProgressLine(stage, unit={"features": "crop", "comparing": "adapter"}.get(stage, "step"))
         bars[stage](done, total)
 
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
@@ -98,4 +98,6 @@ def run(args) -> int:
     else:
         print(result.summary())
         print(f"adapter: {path}" if path else "no adapter written")
+        if result.replaced:
+            print(f"the adapter it replaced: {result.replaced}")
     return 0 if result.kept else 1

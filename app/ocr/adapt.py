@@ -62,6 +62,13 @@ and the confirmations', as long as they took so far, reaches it) end the trainin
 the steps of that epoch are read like an epoch and the best epoch so far goes through the
 scale-back and the guard as always. The report says so.
 
+Teaching again (`weigh_against_previous`, called by app.core.reading.corrections.run_adapt when an
+adapter for the same base model is already where the new one goes): the adapter records the pages
+it was trained on (`trained_pages`, `page_key`); the new run's held-out corrections on other pages
+are read with the adapter there and with the new one, each on a copy of the model as reading
+reads, and the new one is not kept when it reads them worse, so a series' adapter never gets worse
+for being taught again.
+
 Without an adapter nothing here touches the model: reading stays the published path. The
 adapter file, the new characters' rows and putting an adapter on a model are app.ocr.adapter. The
 training steps on the cached features (a step's loss, a reading's CER, the scale-back) are
@@ -164,6 +171,11 @@ class AdaptResult:
     whole: bool = False  # the decoder's own weights were trained too (AdaptSettings.whole)
     stopped: str = ""  # why training ended before early stopping: "asked" (`stop`), "time" (max_minutes)
     max_minutes: float = 0.0
+    held_out: list = field(default_factory=list, repr=False)  # the held-out corrections (Sample), not reported
+    previous_cer: float | None = None  # the adapter there before, on the held-out corrections it never trained on
+    new_cer: float | None = None  # this run's adapter on the same ones (both read as reading reads)
+    previous_checked: int = 0  # how many of them
+    replaced: str = ""  # where the adapter file this one replaced was kept (app.core.reading.corrections)
 
     def summary(self) -> str:
         """The report in one paragraph, as the window and `adapt` show it."""
@@ -192,6 +204,10 @@ class AdaptResult:
         if self.scale < 1.0:
             text += (f"; {100 * self.scale:.0f} % of the trained change kept (the held-out corrections read "
                      "better than with all of it)")
+        if self.previous_cer is not None:
+            text += (f"; the adapter you had, on the {self.previous_checked} held-out correction"
+                     f"{'s' if self.previous_checked != 1 else ''} it was not trained on: {pct(self.previous_cer)} "
+                     f"(this one: {pct(self.new_cer)})")
         verdict = "Adapter kept" if self.kept else f"Adapter discarded: {self.reason}"
         took = f"{self.epochs} epoch{'s' if self.epochs != 1 else ''}, {self.seconds:.0f} s"
         if self.stopped == "asked":
@@ -201,7 +217,7 @@ class AdaptResult:
         return f"{text}. {verdict} ({took})."
 
     def as_dict(self) -> dict:
-        out = {k: v for k, v in asdict(self).items() if k not in ("adapter",)}
+        out = {k: v for k, v in asdict(self).items() if k not in ("adapter", "held_out")}
         return out
 
 
@@ -413,7 +429,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
                          len(corrections), len(train_idx), len(held_idx), len(confirmations), volumes, epochs_run,
                          new_chars, time.perf_counter() - started, len(drawn) - len(plain_check), plain_before,
                          best[3], len(plain_check), copies * len(train_idx), scale, None, history, whole, stopped,
-                         s.max_minutes)
+                         s.max_minutes, [corrections[i] for i in held_idx])
     if kept:
         from peft import get_peft_model_state_dict
 
@@ -424,7 +440,51 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         sha = model_sha256(recognizer.folder) if recognizer.folder else ""
         own = dict(params)
         weights = {n[len("decoder."):]: (own[n].detach().float() - b.float()).cpu() for n, b in base.items()}
+        trained_pages = sorted({page_key(corrections[i].group) for i in train_idx})  # weigh_against_previous's
         result.adapter = Adapter(sha, recognizer.base_name, settings_dict, new_chars, lora, embed, head,
-                                 {k: v for k, v in result.as_dict().items() if k != "history"}, name,
+                                 {**{k: v for k, v in result.as_dict().items() if k != "history"},
+                                  "trained_pages": trained_pages}, name,
                                  weights={k: v for k, v in weights.items() if v.any()})
     return result
+
+
+def page_key(group: str) -> str:
+    """A correction's page as an adapter records it: the volume's file or folder name and the page
+    (a group is "volume path\npage"), so that a series moved to another folder is still known."""
+    volume, sep, page = group.rpartition("\n")
+    return f"{volume.replace(chr(92), '/').rstrip('/').rsplit('/', 1)[-1]}\n{page}" if sep else group
+
+
+def weigh_against_previous(recognizer, result: AdaptResult, previous: Adapter, patches: int,
+                           max_new_tokens: int = 64) -> bool:
+    """Teaching again never replaces a better adapter: read this run's held-out corrections that
+    `previous` (the adapter already there, for the same base model) was not trained on with both
+    adapters, each on a copy of the model as reading reads; when the new one reads them worse,
+    `result` is marked not kept and says why. -> whether they were compared (not when `previous`
+    does not say what it was trained on, or it was trained on every one of them)."""
+    import copy
+
+    from app.ocr.recognizer import Recognizer
+    from app.ocr.text import score
+
+    if result.adapter is None or "trained_pages" not in previous.report:
+        return False
+    seen = set(previous.report["trained_pages"])
+    fresh = [x for x in result.held_out if page_key(x.group) not in seen]
+    if not fresh:
+        return False
+
+    def cer_with(adapter: Adapter) -> float:
+        rec = Recognizer(copy.deepcopy(recognizer.model), recognizer.tokenizer, recognizer._device,
+                         recognizer.base_name, recognizer.folder, recognizer.precision)
+        rec.use_adapter(adapter)
+        out = rec.recognize([x.image for x in fresh], max_num_patches=patches, max_new_tokens=max_new_tokens)
+        return score([r.text for r in out], [x.text for x in fresh]).cer
+
+    result.previous_cer, result.new_cer, result.previous_checked = cer_with(previous), cer_with(result.adapter), len(fresh)
+    if result.new_cer > result.previous_cer:
+        result.kept, result.adapter = False, None
+        result.reason = (f"the adapter you had reads the {len(fresh)} held-out corrections it was not trained on "
+                         f"better ({100 * result.previous_cer:.1f} % against {100 * result.new_cer:.1f} %); it stays "
+                         "as it was")
+    return True

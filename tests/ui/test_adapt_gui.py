@@ -5,6 +5,8 @@ toggle switches back to the model as published, Read again the pages not edited 
 only those and leaves every hand edit as it was; Mark page checked sets the page's mark (undoable)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import QMessageBox
 
 from app.core.reading.corrections import PROJECT_ADAPTER_SUFFIX
@@ -62,6 +64,21 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     assert w.doc.page("009.png") == checked and checked.checked
     for name, texts in edited.items():
         assert [b.text for b in w.doc.page(name).blocks] == texts, name
+
+    # taught again (nothing new corrected: the same adapter): weighed against the one there, which is
+    # kept beside it, and the reading worker loads the new file (the same path, rewritten)
+    worker = w.reading.host.worker
+    loaded = worker._recognizer.adapter
+    with qtbot.waitSignal(w.adapting.taught, timeout=900000) as blocker:
+        w.adapting.teach.trigger()
+    report = _answer_report(w, qtbot)
+    assert "the adapter you had, on the 12 held-out corrections it was not trained on" in report
+    assert blocker.args[1] == path and Path(blocker.args[0].replaced) == Path(path.replace(".safetensors",
+                                                                                          ".previous.safetensors"))
+    assert Path(blocker.args[0].replaced).is_file()
+    with qtbot.waitSignal(w.run_finished, timeout=180000):
+        w.adapting.read_unedited.trigger()
+    assert worker._recognizer.adapter is not loaded and worker._recognizer.adapter.path == Path(path)
 
     # Mark page checked: the page's mark, undoable
     w.show_page("000.png")

@@ -237,7 +237,7 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
     ends there and the best epoch so far is kept)."""
     from dataclasses import replace
 
-    from app.ocr.adapt import AdaptSettings, adapt
+    from app.ocr.adapt import AdaptSettings, adapt, weigh_against_previous
     from app.render.specimen import specimens
 
     target = resolve_target(target_path)
@@ -250,8 +250,51 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
                    cancel=cancel, train=train, specimens=specimens, plain_texts=plain_texts_of(target.projects),
                    stop=stop)
     result.volumes = len({s.volume for s in samples if not s.confirmation})
+    dest = Path(out) if out else target.adapter_path
+    previous = _comparable(dest, recognizer) if result.adapter is not None else None
+    if previous is not None:
+        if progress is not None:
+            progress("comparing", 0, 2)  # the held-out corrections read with the adapter there and the new one
+        weigh_against_previous(recognizer, result, previous, patches, settings.max_new_tokens)
+        if progress is not None:
+            progress("comparing", 2, 2)
     path = None
     if result.adapter is not None:
         result.adapter.report["volumes"] = result.volumes
-        path = result.adapter.save(Path(out) if out else target.adapter_path)
+        if dest.is_file():  # one step back stays possible: the adapter replaced is kept beside it
+            backup = previous_path(dest)
+            try:
+                os.replace(dest, backup)
+                result.replaced = str(backup)
+            except OSError as exc:
+                raise UserError(f"{dest}: cannot keep the adapter there as {backup.name} before replacing it "
+                                f"({exc.strerror or exc}). Free some disk space or choose another place with "
+                                "--out.") from exc
+        path = result.adapter.save(dest)
     return result, path
+
+
+def previous_path(adapter_path: Path) -> Path:
+    """Where the adapter a new one replaced is kept (hayai-ocr-adapter.previous.safetensors)."""
+    name = adapter_path.name
+    stem = name[:-len(".safetensors")] if name.endswith(".safetensors") else name
+    return adapter_path.with_name(f"{stem}.previous.safetensors")
+
+
+def _comparable(path: Path, recognizer):
+    """The adapter at `path` when it can be weighed against a new one: readable and made for the
+    recognizer's model; else None (a new adapter then replaces it, kept as previous_path)."""
+    import logging
+
+    from app.errors import ModelError
+    from app.ocr.adapter import Adapter, model_sha256
+
+    if not path.is_file() or recognizer.folder is None:
+        return None
+    try:
+        previous = Adapter.load(path)
+        previous.check_base(model_sha256(recognizer.folder), recognizer.base_name)
+    except (UserError, ModelError) as exc:
+        logging.getLogger(__name__).info("%s: not weighed against the new adapter (%s)", path, exc)
+        return None
+    return previous

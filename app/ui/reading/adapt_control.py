@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
@@ -107,7 +108,8 @@ class AdaptController(QObject):
             return  # the status says it is stopping
         self.reading.progress.setRange(0, total)
         self.reading.progress.setValue(done)
-        what = {"features": "looking at the corrected blocks and the drawn print", "training": "learning"}.get(stage, stage)
+        what = {"features": "looking at the corrected blocks and the drawn print", "training": "learning",
+                "comparing": "weighing the new adapter against the one you had"}.get(stage, stage)
         left = ""
         if stage == "training" and done:
             secs = (time.monotonic() - self._started) * (total - done) / done
@@ -129,8 +131,10 @@ class AdaptController(QObject):
         box = QMessageBox(QMessageBox.Icon.Information if path else QMessageBox.Icon.Warning,
                           "Teach the OCR", self.last_report, parent=self.window)
         if path:
-            box.setInformativeText(f"The adapter is {path}; delete it to undo. Read again the pages not edited "
-                                   "by hand to use it on them (Series menu).")
+            kept = (f" The one it replaced is kept as {Path(result.replaced).name}: rename it back to go one "
+                    "step back." if result.replaced else "")
+            box.setInformativeText(f"The adapter is {path}; delete it to undo.{kept} Read again the pages not "
+                                   "edited by hand to use it on them (Series menu).")
         box.open()
 
     def _on_stop(self) -> None:

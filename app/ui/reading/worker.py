@@ -9,6 +9,7 @@ here, on first use, never on the GUI thread.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -133,7 +134,7 @@ class Worker(QObject):
     # --- models -----------------------------------------------------------------------------
     def _recognizer_for(self):
         c = self.config
-        key = (c.model, c.device, c.precision, c.adapter)
+        key = (c.model, c.device, c.precision, c.adapter, _stamp(c.adapter))  # taught again: the new file
         if self._recognizer is None or self._loaded_key != key:
             if not c.model:
                 raise UserError("No OCR model chosen: download Hayai v2.5 Nova or choose a model "
@@ -289,6 +290,15 @@ class Worker(QObject):
         result, path = run_adapt(req.source_path, base, progress=progress, cancel=cancel.is_set,
                                  stop=req.stop.is_set if req.stop is not None else None)
         self.adapt_done.emit(req.req_id, result, str(path) if path else "")
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    """An adapter file's identity on disk (modified, size): teaching again rewrites the same path."""
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st else None
 
 
 class ReadingHost(WorkerHost):
