@@ -2,6 +2,7 @@
 
     python bench/adapt.py synthetic [--font FILE] [--counts 50,100,200] [--set lr=3e-4 ...] [--rehearse N]
     python bench/adapt.py real [--data ../shared/openmantra-dev]
+    python bench/adapt.py again [--data ../shared/openmantra-dev] [--set seed=1 ...]
     python bench/adapt.py cost [--crops 200] [--epochs E] [--set rehearse=0 ...]
 
 - synthetic: the demo recognizer on crops drawn with a face it never saw in training (a font
@@ -11,6 +12,9 @@
 - real: the annotated books of an OpenMantra-format folder (read here only, nothing of them is
   kept): the text boxes of a book's first half of pages are the corrections, its second half
   is measured; then one book's corrections, the other book measured.
+- again: taught in two steps as a user teaches after more pages (a book's first quarter of
+  pages, then its first half), the second adapter weighed against the first as the app does
+  (app.ocr.adapt.weigh_against_previous): the second half's CER with each, and which is kept.
 - cost: a real-size Nova checkpoint (random weights, tests/golden/writer.py) adapted on N crops
   of 1-8 characters, with the app's rehearsal (drawn crops of other texts), for --epochs epochs
   on this machine's CPU threads: the tower's features (once per crop), seconds per training
@@ -151,6 +155,46 @@ def real(args) -> dict:
     return {"rows": rows}
 
 
+def again(args) -> dict:
+    """Taught in two steps, as a user teaches after more pages: a book's first quarter of pages,
+    then its first half (the first quarter included); the second step's adapter is weighed against
+    the first's (app.ocr.adapt.weigh_against_previous) as the app does. CER of the second half
+    with each and with the one the app keeps."""
+    from app.ocr import load_recognizer
+    from app.ocr.adapt import AdaptSettings, adapt, weigh_against_previous
+    from app.ocr.text import score
+    from app.render.specimen import specimens
+
+    annotation = json.loads((args.data / "annotation.json").read_text(encoding="utf-8"))
+    rec = load_recognizer(DEMO, device="cpu", precision="fp32")
+    patches = 384
+    settings = AdaptSettings(patches=patches, epochs=args.epochs, **{"seed": 0, **args.set})
+    rows = []
+    for book in annotation:
+        pages = book["pages"]
+        quarter, half = _book_samples(args.data, book, pages[:len(pages) // 4]), \
+            _book_samples(args.data, book, pages[:len(pages) // 2])
+        test = _book_samples(args.data, book, pages[len(pages) // 2:])
+        images, texts = [x.image for x in test], [x.text for x in test]
+        read = [r.text for r in rec.recognize(images, max_num_patches=patches, max_new_tokens=64)]
+        row = {"book": book["book_title"], "before": round(score(read, texts).cer, 4)}
+        first = adapt(rec, quarter, settings, specimens=specimens, plain_texts=read)
+        second = adapt(rec, half, settings, specimens=specimens, plain_texts=read)
+        for key, result in (("first", first), ("second", second)):
+            row[key] = {"corrections": result.corrections, "kept": result.kept, "heldout": result.heldout,
+                        "cer": round(_cer(load_recognizer(DEMO, device="cpu", precision="fp32",
+                                                          adapter=result.adapter), images, texts, patches), 4)
+                        if result.adapter is not None else None}
+        if first.adapter is not None and second.adapter is not None:
+            compared = weigh_against_previous(rec, second, first.adapter, patches, settings.max_new_tokens)
+            row["weighed"] = {"compared": compared, "on": second.previous_checked,
+                              "first_cer": second.previous_cer, "second_cer": second.new_cer,
+                              "kept": "second" if second.kept else "first"}
+        print(json.dumps(row, ensure_ascii=False), flush=True)
+        rows.append(row)
+    return {"rows": rows}
+
+
 def cost(args) -> dict:
     import numpy as np
     import torch
@@ -234,6 +278,11 @@ def main() -> int:
     r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="an AdaptSettings field for the run (rehearse=0: no drawn crops), repeatable")
     c = sub.add_parser("cost")
+    a = sub.add_parser("again", help="taught in two steps: a quarter of a book, then half; the second weighed")
+    a.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    a.add_argument("--epochs", type=int, default=30)
+    a.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="an AdaptSettings field, e.g. seed=1")
     c.add_argument("--crops", type=int, default=200)
     c.add_argument("--max-new-tokens", type=int, default=16)
     c.add_argument("--mixed", default="auto", help="AdaptSettings.mixed: auto, bf16 or off (float32)")
@@ -255,6 +304,12 @@ def main() -> int:
             return 2
         args.set = dict(_setting(v) for v in args.set)
         out = real(args)
+    elif args.what == "again":
+        if not (args.data / "annotation.json").is_file():
+            print(f"{args.data}: no annotation.json here; pass --data with an OpenMantra-format folder", file=sys.stderr)
+            return 2
+        args.set = dict(_setting(v) for v in args.set)
+        out = again(args)
     else:
         args.set = dict(_setting(v) for v in args.set)
         out = cost(args)

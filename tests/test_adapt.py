@@ -486,6 +486,7 @@ def test_teaching_again_never_replaces_a_better_adapter_and_says_what_each_read(
     assert weak.previous_checked == good.heldout and weak.previous_cer < weak.new_cer
     assert abs(weak.new_cer - good.heldout_before) < 1e-9  # read as the base model reads them
     assert not weak.kept and weak.adapter is None and "the adapter you had reads the" in weak.reason
+    assert "clearly better" in weak.reason and "resamples" in weak.reason
     assert f"on the {good.heldout} held-out corrections it was not trained on" in weak.summary()
     # the other way round: the new adapter reads them better and is kept
     better = replace(good, previous_cer=None)
@@ -496,7 +497,8 @@ def test_teaching_again_never_replaces_a_better_adapter_and_says_what_each_read(
     assert not weigh_against_previous(demo, replace(good), every, PATCHES, 16)
 
 
-def test_the_command_taught_again_weighs_the_adapter_there_and_keeps_the_one_it_replaces(tmp_path, capsys):
+def test_the_command_taught_again_weighs_the_adapter_there_and_keeps_the_one_it_replaces(tmp_path, capsys,
+                                                                                        monkeypatch):
     from app.cli import main
     from app.core.reading.corrections import ADAPTER_FILE, previous_path
 
@@ -520,3 +522,34 @@ def test_the_command_taught_again_weighs_the_adapter_there_and_keeps_the_one_it_
     assert main(args) == 0
     assert "the adapter you had" not in capsys.readouterr().out
     assert previous_path(adapter).read_bytes() == b"not an adapter" and Adapter.load(adapter).lora
+    # a full disk while the new one is written: the adapter there and the one kept before it stay as they were
+    import errno
+
+    import app.atomic
+
+    there = adapter.read_bytes()
+
+    def full_disk(path, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(app.atomic, "atomic_open", full_disk)
+    assert main(args) != 0
+    out = capsys.readouterr()
+    assert f"{adapter}: cannot write the adapter (No space left on device)" in out.out + out.err
+    assert adapter.read_bytes() == there and previous_path(adapter).read_bytes() == b"not an adapter"
+    assert sorted(p.name for p in adapter.parent.iterdir() if "adapter" in p.name) == sorted([
+        adapter.name, previous_path(adapter).name])
+
+
+def test_two_adapters_are_told_apart_only_when_the_crops_say_so_clearly():
+    from app.ocr.adapt import clearly_worse
+
+    chars = [6] * 50
+    same = [2] * 50
+    assert clearly_worse(same, same, chars) == 0.0
+    # worse on four crops, better on three: the new one a third of a point worse by chance
+    noisy = [3, 3, 3, 3, 1, 1, 1] + [2] * 43
+    assert sum(noisy) > sum(same) and clearly_worse(noisy, same, chars) == 0.0
+    # worse on every other crop: clear
+    assert clearly_worse([3 if i % 2 else 2 for i in range(50)], same, chars) >= 0.95
+    assert clearly_worse(same, [3 if i % 2 else 2 for i in range(50)], chars) == 0.0  # better is never worse

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.atomic import replace_durably
 from app.core.document.types import Project
 from app.core.project.files import load_project, open_project
 from app.core.project.paths import find_project_file
@@ -261,16 +262,31 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
     path = None
     if result.adapter is not None:
         result.adapter.report["volumes"] = result.volumes
-        if dest.is_file():  # one step back stays possible: the adapter replaced is kept beside it
-            backup = previous_path(dest)
+        if not dest.is_file():
+            path = result.adapter.save(dest)
+        else:  # one step back stays possible: the adapter replaced is kept beside it. The new one is
+            # written whole first, so a full disk leaves the adapter there and the one before it as they were
+            incoming = dest.with_name(f".{dest.name}.incoming")
             try:
-                os.replace(dest, backup)
-                result.replaced = str(backup)
+                result.adapter.save(incoming)
+            except UserError as exc:
+                incoming.unlink(missing_ok=True)
+                raise UserError(str(exc).replace(str(incoming), str(dest))) from exc
+            backup = previous_path(dest)
+            moved = False
+            try:
+                replace_durably(dest, backup)
+                moved = True
+                replace_durably(incoming, dest)
             except OSError as exc:
+                if moved and not dest.exists():
+                    replace_durably(backup, dest)
+                incoming.unlink(missing_ok=True)
                 raise UserError(f"{dest}: cannot keep the adapter there as {backup.name} before replacing it "
                                 f"({exc.strerror or exc}). Free some disk space or choose another place with "
                                 "--out.") from exc
-        path = result.adapter.save(dest)
+            result.adapter.path = path = dest
+            result.replaced = str(backup)
     return result, path
 
 
