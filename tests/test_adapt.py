@@ -517,11 +517,31 @@ def test_the_command_taught_again_weighs_the_adapter_there_and_keeps_the_one_it_
     assert previous_path(adapter).name == "hayai-ocr-adapter.previous.safetensors"
     assert previous_path(adapter).read_bytes() == first and Adapter.load(adapter).lora.keys() == Adapter.load(
         previous_path(adapter)).lora.keys()
+    # --step-back: the two files change places (the one before is read with again); the same again goes forward
+    back = ["adapt", str(folder.parent), "--step-back"]
+    newer, before = adapter.stat().st_ino, previous_path(adapter).stat().st_ino
+    assert main(back) == 0
+    out = capsys.readouterr().out
+    assert f"adapter: {adapter} (the one before, read with again)" in out, out
+    assert f"the newer one is kept as {previous_path(adapter)}" in out
+    assert adapter.stat().st_ino == before and previous_path(adapter).stat().st_ino == newer
+    assert main(back) == 0
+    capsys.readouterr()
+    assert adapter.stat().st_ino == newer and previous_path(adapter).stat().st_ino == before
+    assert main(["adapt", str(folder.parent), "--step-back", "--out", str(tmp_path / "other.safetensors")]) != 0
+    out = capsys.readouterr()
+    assert "there is no adapter before this one (other.previous.safetensors is not beside it)" in out.out + out.err
     # a damaged file there cannot be weighed: the new adapter replaces it and the damaged one is kept aside
     adapter.write_bytes(b"not an adapter")
     assert main(args) == 0
     assert "the adapter you had" not in capsys.readouterr().out
     assert previous_path(adapter).read_bytes() == b"not an adapter" and Adapter.load(adapter).lora
+    # a damaged file before it is not gone back to: named, and nothing moves
+    there = adapter.stat().st_ino
+    assert main(back) != 0
+    out = capsys.readouterr()
+    assert f"{previous_path(adapter)}: not a readable adapter file" in out.out + out.err
+    assert adapter.stat().st_ino == there and previous_path(adapter).read_bytes() == b"not an adapter"
     # a full disk while the new one is written: the adapter there and the one kept before it stay as they were
     import errno
 

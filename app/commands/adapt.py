@@ -3,7 +3,8 @@ corrections of a series (its volumes' saved projects) or of one volume, and prin
 
 The adapter is written (beside the series file, or the volume's project file, unless --out
 says where) only when it reads the held-out corrections better and the confirmed blocks no
-worse; `ocr`, `eval`, `batch` and `recognize` read with it through --adapter FILE.
+worse; `ocr`, `eval`, `batch` and `recognize` read with it through --adapter FILE. Taught
+again, the adapter it replaces is kept as *.previous.safetensors; --step-back goes back to it.
 """
 from __future__ import annotations
 
@@ -46,15 +47,26 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the held-out split and the training (default 0)")
     p.add_argument("--model", default=None, help="OCR model folder or model-store name (default: the app's)")
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
+    p.add_argument("--step-back", action="store_true",
+                   help="teach nothing: the adapter and the one it replaced (*.previous.safetensors beside it) change "
+                        "places, so the one before is read with again (the same again goes forward)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from app.core.reading.corrections import run_adapt
+    from pathlib import Path
+
+    from app.core.reading.corrections import resolve_target, run_adapt, step_back
     from app.models.manifest import DEFAULTS
     from app.ocr.adapt import MAX_AUGMENT, AdaptSettings
 
+    if args.step_back:
+        adapter = Path(args.out) if args.out else resolve_target(args.target).adapter_path
+        newer = step_back(adapter)
+        print(f"adapter: {adapter} (the one before, read with again)")
+        print(f"the newer one is kept as {newer}" if newer.is_file() else "no newer one was there")
+        return 0
     if args.epochs < 1:
         raise UserError(f"--epochs must be at least 1, got {args.epochs}")
     if args.rehearse < 0:

@@ -80,6 +80,22 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
         w.adapting.read_unedited.trigger()
     assert worker._recognizer.adapter is not loaded and worker._recognizer.adapter.path == Path(path)
 
+    # Series > Go back to the adapter before this one: the two files change places and the worker
+    # reads with the one before; the same again goes forward
+    series = next(a.menu() for a in w.menuBar().actions() if a.text() == "&Series")
+    go_back = next(a for a in series.actions() if a.text() == "Go &back to the adapter before this one")
+    assert go_back.isEnabled()
+    newer, before = Path(path).stat().st_ino, Path(blocker.args[0].replaced).stat().st_ino
+    loaded = worker._recognizer.adapter
+    go_back.trigger()
+    assert Path(path).stat().st_ino == before and Path(blocker.args[0].replaced).stat().st_ino == newer
+    assert "Reading with the adapter you had before" in w.status_label.text()
+    with qtbot.waitSignal(w.run_finished, timeout=180000):
+        w.adapting.read_unedited.trigger()
+    assert worker._recognizer.adapter is not loaded and worker._recognizer.adapter.path == Path(path)
+    go_back.trigger()
+    assert Path(path).stat().st_ino == newer and go_back.isEnabled()
+
     # Mark page checked: the page's mark, undoable
     w.show_page("000.png")
     assert not w.doc.page("000.png").checked and not w.adapting.mark_checked.isChecked()

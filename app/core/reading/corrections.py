@@ -16,6 +16,9 @@ Where the adapter goes (a file the user owns; deleting it undoes the adapting):
 `hayai-ocr-adapter.safetensors` in the series' folder, or beside the volume's project file
 (`<project file>.ocr-adapter.safetensors`). `find_adapter(source)` finds a volume's: its own
 first, else the first in the folder holding the volume and up to two folders above it.
+Teaching again keeps the adapter it replaces as `….previous.safetensors` beside it;
+`step_back(adapter)` makes the two change places (the window's Series > Go back to the adapter
+before this one, `hayai-desktop adapt TARGET --step-back`).
 
 `run_adapt` trains with rehearsal: the texts of the blocks read and left alone (else the
 training corrections' own) drawn as clean crops in the app's faces (app.render.specimen) are
@@ -295,6 +298,37 @@ def previous_path(adapter_path: Path) -> Path:
     name = adapter_path.name
     stem = name[:-len(".safetensors")] if name.endswith(".safetensors") else name
     return adapter_path.with_name(f"{stem}.previous.safetensors")
+
+
+def step_back(adapter_path: str | os.PathLike) -> Path:
+    """Go one step back: the adapter at `adapter_path` and the one it replaced (`previous_path`)
+    change places, so the one before is read with again and the newer one is kept as the previous
+    (the same step again goes forward) -> the previous file's path, now holding the newer one (or
+    gone when no adapter was there: a user who deleted it to undo gets the one before back).
+    A damaged previous file is named and nothing moves."""
+    from app.ocr.adapter import Adapter
+
+    adapter_path = Path(adapter_path)
+    back = previous_path(adapter_path)
+    if not back.is_file():
+        raise UserError(f"{adapter_path}: there is no adapter before this one ({back.name} is not beside it): "
+                        "nothing to go back to.")
+    Adapter.load(back)  # a file that cannot be read with is not put in place
+    aside = adapter_path.with_name(f".{adapter_path.name}.stepping-back")
+    moved = False
+    try:
+        if adapter_path.is_file():
+            replace_durably(adapter_path, aside)
+            moved = True
+        replace_durably(back, adapter_path)
+        if moved:
+            replace_durably(aside, back)
+    except OSError as exc:
+        if moved and not adapter_path.exists():
+            replace_durably(aside, adapter_path)
+        raise UserError(f"{adapter_path}: cannot change places with {back.name} ({exc.strerror or exc}); both stay "
+                        "as they were.") from exc
+    return back
 
 
 def _comparable(path: Path, recognizer):

@@ -1,5 +1,6 @@
 """The Series menu's OCR part: teach the OCR the user's corrections, read with the adapter or
-without it, read again the pages not edited by hand, mark a page checked.
+without it, go back to the adapter before this one, read again the pages not edited by hand,
+mark a page checked.
 
 `AdaptController(window, reading)` owns the actions; the shell puts them in the Series menu.
 Teaching runs in the reading worker (a request of kind "adapt": progress, time left and Cancel
@@ -56,6 +57,11 @@ class AdaptController(QObject):
         self.use_adapter.setChecked(True)
         self.use_adapter.setEnabled(False)
         self.use_adapter.toggled.connect(self._on_toggled)
+        self.step_back = QAction("Go &back to the adapter before this one", self)
+        self.step_back.setStatusTip("Read with the adapter the last teaching replaced; the newer one is kept, and "
+                                    "the same again goes forward to it")
+        self.step_back.setEnabled(False)
+        self.step_back.triggered.connect(self.go_back)
         self.read_unedited = QAction("Read &again the pages not edited by hand", self)
         self.read_unedited.triggered.connect(self.read_again_unedited)
         self.mark_checked = QAction("&Mark page checked", self)
@@ -69,7 +75,8 @@ class AdaptController(QObject):
         reading.host.request_finished.connect(self._on_finished)
 
     def actions(self) -> list:
-        return [self.teach, self.stop_teaching, self.use_adapter, self.read_unedited, None, self.mark_checked]
+        return [self.teach, self.stop_teaching, self.use_adapter, self.step_back, self.read_unedited, None,
+                self.mark_checked]
 
     # --- teaching -------------------------------------------------------------------------------
     def target(self) -> str:
@@ -92,6 +99,7 @@ class AdaptController(QObject):
         self._stop = threading.Event()
         self.req_id = self.reading.host.submit("adapt", self.target(), {}, stop=self._stop)
         self.stop_teaching.setEnabled(True)
+        self.step_back.setEnabled(False)  # the run may replace the adapter
         self.reading.progress.setRange(0, 0)
         self.reading.progress.show()
         self.window.show_status("Teaching the OCR your corrections…")
@@ -131,8 +139,8 @@ class AdaptController(QObject):
         box = QMessageBox(QMessageBox.Icon.Information if path else QMessageBox.Icon.Warning,
                           "Teach the OCR", self.last_report, parent=self.window)
         if path:
-            kept = (f" The one it replaced is kept as {Path(result.replaced).name}: rename it back to go one "
-                    "step back." if result.replaced else "")
+            kept = (f" The one it replaced is kept as {Path(result.replaced).name}: Series > Go back to the "
+                    "adapter before this one reads with it again." if result.replaced else "")
             box.setInformativeText(f"The adapter is {path}; delete it to undo.{kept} Read again the pages not "
                                    "edited by hand to use it on them (Series menu).")
         box.open()
@@ -146,6 +154,7 @@ class AdaptController(QObject):
     def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
         if ctx.get("kind") == "adapt" and req_id == self.req_id:
             self.stop_teaching.setEnabled(False)
+            self._update_step_back()
         if ctx.get("kind") == "adapt" and status == "cancelled" and not self.window.closing:
             self.window.show_status("Teaching cancelled: nothing changed")
 
@@ -160,8 +169,37 @@ class AdaptController(QObject):
         found = find_adapter(doc.source) if doc.source else None
         self.reading.adapter_path = str(found) if found else ""
         self.use_adapter.setEnabled(found is not None)
+        self._update_step_back()
         self.reading.adapted = self.use_adapter.isChecked()
         return (self.reading.adapter_path, self.reading.adapted) != before and bool(found or before[0])
+
+    def _update_step_back(self) -> None:
+        from app.core.reading.corrections import previous_path
+
+        path = self.reading.adapter_path
+        self.step_back.setEnabled(bool(path) and previous_path(Path(path)).is_file()
+                                  and not self.reading.host.busy("adapt"))
+
+    def go_back(self) -> bool:
+        """The adapter and the one the last teaching replaced change places; read with at once."""
+        from app.core.reading.corrections import step_back
+        from app.errors import UserError
+
+        path = self.reading.adapter_path
+        if not path or self.reading.host.busy("adapt"):
+            return False
+        try:
+            newer = step_back(path)
+        except UserError as exc:
+            QMessageBox.warning(self.window, "Go back to the adapter before this one", str(exc))
+            self._update_step_back()
+            return False
+        self.window.configure_worker()
+        self.reading.host.preload()  # the worker loads the file now at that path
+        self.window.show_status(f"Reading with the adapter you had before; the newer one is kept as {newer.name} "
+                                "(Series > Go back… again returns to it). Read again the pages not edited by hand "
+                                "to use it on them.")
+        return True
 
     def _on_toggled(self, on: bool) -> None:
         self.reading.adapted = bool(on)

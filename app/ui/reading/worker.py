@@ -292,13 +292,14 @@ class Worker(QObject):
         self.adapt_done.emit(req.req_id, result, str(path) if path else "")
 
 
-def _stamp(path: str) -> tuple[int, int] | None:
-    """An adapter file's identity on disk (modified, size): teaching again rewrites the same path."""
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    """An adapter file's identity on disk (file, modified, size): teaching again rewrites the same
+    path, going back puts another file there."""
     try:
         st = os.stat(path) if path else None
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size) if st else None
+    return (st.st_ino, st.st_mtime_ns, st.st_size) if st else None
 
 
 class ReadingHost(WorkerHost):
