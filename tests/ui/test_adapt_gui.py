@@ -95,6 +95,7 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     assert worker._recognizer.adapter is not loaded and worker._recognizer.adapter.path == Path(path)
     go_back.trigger()
     assert Path(path).stat().st_ino == newer and go_back.isEnabled()
+    assert "Reading with the newer adapter again" in w.status_label.text()
 
     # Mark page checked: the page's mark, undoable
     w.show_page("000.png")

@@ -189,16 +189,17 @@ class AdaptController(QObject):
         if not path or self.reading.host.busy("adapt"):
             return False
         try:
-            newer = step_back(path)
+            other = step_back(path)
         except UserError as exc:
             QMessageBox.warning(self.window, "Go back to the adapter before this one", str(exc))
             self._update_step_back()
             return False
         self.window.configure_worker()
         self.reading.host.preload()  # the worker loads the file now at that path
-        self.window.show_status(f"Reading with the adapter you had before; the newer one is kept as {newer.name} "
-                                "(Series > Go back… again returns to it). Read again the pages not edited by hand "
-                                "to use it on them.")
+        older = other.is_file() and Path(path).stat().st_mtime_ns <= other.stat().st_mtime_ns  # renames keep times
+        self.window.show_status(("Reading with the adapter you had before (Go back again returns to the newer one)"
+                                 if older else "Reading with the newer adapter again")
+                                + ". Series > Read again… uses it on the unedited pages.")
         return True
 
     def _on_toggled(self, on: bool) -> None:
