@@ -14,7 +14,7 @@
   is measured; then one book's corrections, the other book measured.
 - again: taught in two steps as a user teaches after more pages (a book's first quarter of
   pages, then its first half), the second adapter weighed against the first as the app does
-  (app.ocr.adapt.weigh_against_previous): the second half's CER with each, and which is kept.
+  (app.ocr.adapt_weigh.weigh_against_previous): the second half's CER with each, and which is kept.
 - cost: a real-size Nova checkpoint (random weights, tests/golden/writer.py) adapted on N crops
   of 1-8 characters, with the app's rehearsal (drawn crops of other texts), for --epochs epochs
   on this machine's CPU threads: the tower's features (once per crop), seconds per training
@@ -158,10 +158,11 @@ def real(args) -> dict:
 def again(args) -> dict:
     """Taught in two steps, as a user teaches after more pages: a book's first quarter of pages,
     then its first half (the first quarter included); the second step's adapter is weighed against
-    the first's (app.ocr.adapt.weigh_against_previous) as the app does. CER of the second half
+    the first's (app.ocr.adapt_weigh.weigh_against_previous) as the app does. CER of the second half
     with each and with the one the app keeps."""
     from app.ocr import load_recognizer
-    from app.ocr.adapt import AdaptSettings, adapt, weigh_against_previous
+    from app.ocr.adapt import AdaptSettings, adapt
+    from app.ocr.adapt_weigh import weigh_against_previous
     from app.ocr.text import score
     from app.render.specimen import specimens
 

@@ -474,7 +474,7 @@ def _learned_nothing(adapter: Adapter) -> Adapter:
 def test_teaching_again_never_replaces_a_better_adapter_and_says_what_each_read(demo):
     from dataclasses import replace
 
-    from app.ocr.adapt import weigh_against_previous
+    from app.ocr.adapt_weigh import weigh_against_previous
 
     samples = _samples()
     good = adapt(demo, samples, FAST, name="vol")
@@ -562,7 +562,7 @@ def test_the_command_taught_again_weighs_the_adapter_there_and_keeps_the_one_it_
 
 
 def test_two_adapters_are_told_apart_only_when_the_crops_say_so_clearly():
-    from app.ocr.adapt import clearly_worse
+    from app.ocr.adapt_weigh import clearly_worse
 
     chars = [6] * 50
     same = [2] * 50

@@ -98,3 +98,10 @@ def varied(image: Image.Image, rng: random.Random) -> Image.Image:
         im = im.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 0.9)))
     im = ImageEnhance.Contrast(im).enhance(rng.uniform(0.7, 1.2))
     return ImageEnhance.Brightness(im).enhance(rng.uniform(0.9, 1.1))
+
+
+def page_key(group: str) -> str:
+    """A correction's page as an adapter records it: the volume's file or folder name and the page
+    (a group is "volume path\npage"), so that a series moved to another folder is still known."""
+    volume, sep, page = group.rpartition("\n")
+    return f"{volume.replace(chr(92), '/').rstrip('/').rsplit('/', 1)[-1]}\n{page}" if sep else group

@@ -241,7 +241,8 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
     ends there and the best epoch so far is kept)."""
     from dataclasses import replace
 
-    from app.ocr.adapt import AdaptSettings, adapt, weigh_against_previous
+    from app.ocr.adapt import AdaptSettings, adapt
+    from app.ocr.adapt_weigh import weigh_against_previous
     from app.render.specimen import specimens
 
     target = resolve_target(target_path)
