@@ -3,7 +3,7 @@
     python bench/adapt.py synthetic [--font FILE] [--counts 50,100,200] [--set lr=3e-4 ...] [--rehearse N]
     python bench/adapt.py real [--data ../shared/openmantra-dev]
     python bench/adapt.py again [--data ../shared/openmantra-dev] [--set seed=1 ...]
-    python bench/adapt.py cost [--crops 200] [--epochs E] [--set rehearse=0 ...]
+    python bench/adapt.py cost [--crops 200] [--epochs E] [--twice] [--set rehearse=0 ...]
 
 - synthetic: the demo recognizer on crops drawn with a face it never saw in training (a font
   file not among the demo's training faces; default Droid Sans Fallback, a Debian font): N
@@ -18,7 +18,9 @@
 - cost: a real-size Nova checkpoint (random weights, tests/golden/writer.py) adapted on N crops
   of 1-8 characters, with the app's rehearsal (drawn crops of other texts), for --epochs epochs
   on this machine's CPU threads: the tower's features (once per crop), seconds per training
-  step (8 crops), per epoch (its steps and the held-out reading), in all, peak memory.
+  step (8 crops), per epoch (its steps and the held-out reading), in all, peak memory. --twice:
+  the same run again, as a second teaching on the same corrections, the tower's features taken
+  from the feature cache (app.ocr.feature_cache) the first run filled.
 
 Figures go to docs/accuracy.md.
 """
@@ -28,6 +30,7 @@ import argparse
 import json
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -202,6 +205,7 @@ def cost(args) -> dict:
 
     from app.ocr import adapt as adapting
     from app.ocr import load_recognizer
+    from app.ocr.feature_cache import FeatureCache
     from app.ocr.precision import mixed_precision
     from app.render.specimen import specimens
     from tests.golden import writer
@@ -215,41 +219,50 @@ def cost(args) -> dict:
     samples = [adapting.Sample(im, t, f"p{i // 4}") for i, (im, t) in enumerate(crops)]
     rng = np.random.default_rng(78)
     others = [random_text(rng, 1, 8) for _ in range(3 * args.crops)]  # blocks read and left alone
-    times = {"features": 0.0, "steps": []}
-    originals = {"_loss": adapting._loss}
+    settings = adapting.AdaptSettings(patches=384, epochs=args.epochs, patience=args.epochs,
+                                      max_new_tokens=args.max_new_tokens, mixed=args.mixed, **args.set)
 
-    def timed(original):
-        def run(*a, **k):
-            begun = time.perf_counter()
-            out = original(*a, **k)
-            times["steps"].append(begun)
-            return out
-        return run
+    def run(cache) -> dict:
+        times = {"features": 0.0, "steps": []}
+        original = adapting._loss
 
-    started = time.perf_counter()
-    for name, original in originals.items():
-        setattr(adapting, name, timed(original))
-    try:
-        settings = adapting.AdaptSettings(patches=384, epochs=args.epochs, patience=args.epochs,
-                                          max_new_tokens=args.max_new_tokens, mixed=args.mixed, **args.set)
-        result = adapting.adapt(rec, samples, settings, specimens=specimens if settings.rehearse > 0 else None,
-                                plain_texts=others,
-                                progress=lambda stage, done, total: times.__setitem__(
-                                    "features", time.perf_counter() - started) if stage == "features" else None)
-    finally:
-        for name, original in originals.items():
-            setattr(adapting, name, original)
-    steps = times["steps"]
-    per_step = (steps[-1] - steps[0]) / max(1, len(steps) - 1) if len(steps) > 1 else float("nan")
-    total = time.perf_counter() - started
-    return {"crops": args.crops, "settings": args.set, "drawn": result.rehearsal + result.plain_checked,
-            "mixed": str(mixed_precision(args.mixed, rec.model.device, max(rec.model.cfg.d_model, rec.model.cfg.d_vision))),
-            "threads": torch.get_num_threads(), "features_s": round(times["features"], 1),
-            "epochs": result.epochs, "steps": len(steps), "s_per_step": round(per_step, 3),
-            "steps_s": round(per_step * len(steps), 1),
-            "per_epoch_s": round((total - times["features"]) / max(1, result.epochs), 1),
-            "total_s": round(total, 1),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+        def timed(*a, **k):
+            times["steps"].append(time.perf_counter())
+            return original(*a, **k)
+
+        started = time.perf_counter()
+        adapting._loss = timed
+        try:
+            result = adapting.adapt(rec, samples, settings, specimens=specimens if settings.rehearse > 0 else None,
+                                    plain_texts=others, feature_cache=cache,
+                                    progress=lambda stage, done, total: times.__setitem__(
+                                        "features", time.perf_counter() - started) if stage == "features" else None)
+        finally:
+            adapting._loss = original
+        steps = times["steps"]
+        per_step = (steps[-1] - steps[0]) / max(1, len(steps) - 1) if len(steps) > 1 else float("nan")
+        total = time.perf_counter() - started
+        return {"drawn": result.rehearsal + result.plain_checked, "features_s": round(times["features"], 1),
+                "remembered": result.remembered,
+                "epochs": result.epochs, "steps": len(steps), "s_per_step": round(per_step, 3),
+                "steps_s": round(per_step * len(steps), 1),
+                "per_epoch_s": round((total - times["features"]) / max(1, result.epochs), 1),
+                "total_s": round(total, 1), "history": result.history}
+
+    out = {"crops": args.crops, "settings": args.set,
+           "mixed": str(mixed_precision(args.mixed, rec.model.device, max(rec.model.cfg.d_model, rec.model.cfg.d_vision))),
+           "threads": torch.get_num_threads()}
+    if args.twice:  # a second teaching on the same corrections: their features remembered by the first
+        with tempfile.TemporaryDirectory() as folder:
+            cache = FeatureCache(folder, limit=10**10)
+            first, second = run(cache), run(cache)
+        same = first.pop("history") == second.pop("history")
+        out.update(first=first, second=second, same_history=same)
+    else:
+        out.update(run(None))
+        out.pop("history")
+    out["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return out
 
 
 def _setting(text: str) -> tuple[str, object]:
@@ -288,6 +301,8 @@ def main() -> int:
     c.add_argument("--max-new-tokens", type=int, default=16)
     c.add_argument("--mixed", default="auto", help="AdaptSettings.mixed: auto, bf16 or off (float32)")
     c.add_argument("--epochs", type=int, default=1, help="epochs run whatever the held-out CER does")
+    c.add_argument("--twice", action="store_true",
+                   help="run it again with the tower's features the first run remembered (a second teaching)")
     c.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="an AdaptSettings field for the run (rehearse=0, batch_size=16), repeatable")
     args = p.parse_args()

@@ -78,6 +78,8 @@ def own_machine(tmp_path_factory, monkeypatch):
     for name in list(os.environ):
         if SECRET_VARS.match(name):
             monkeypatch.delenv(name)
+    for name in ("HAYAI_FEATURE_CACHE", "HAYAI_FEATURE_CACHE_MB"):  # the user's own feature cache
+        monkeypatch.delenv(name, raising=False)
     before = keyring.get_keyring()
     backend = MemoryKeyring({})
     keyring.set_keyring(backend)

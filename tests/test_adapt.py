@@ -17,6 +17,7 @@ training: its training faces drawn white on black.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -180,7 +181,10 @@ def test_the_command_adapts_a_series_and_recognize_reads_with_the_adapter(tmp_pa
     lora_only = tmp_path / "lora.safetensors"
     assert main(["adapt", str(folder.parent), "--epochs", "20", "--whole", "off", "--model", str(DEMO),
                  "--device", "cpu", "--out", str(lora_only)]) == 0
-    capsys.readouterr()
+    # the corrections and confirmations were looked at by the first run: remembered in the user's cache
+    assert "40 blocks already looked at in an earlier teaching" in capsys.readouterr().out
+    assert len(list((Path(os.environ["XDG_CACHE_HOME"]) / "hayai-desktop" / "adapt-features")
+                    .rglob("*.safetensors"))) >= 40  # and the crops drawn to rehearse, and their copies
     assert Adapter.load(lora_only).lora and not Adapter.load(lora_only).weights
     crop = tmp_path / "crop.png"
     samples[0].image.save(crop)

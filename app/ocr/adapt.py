@@ -82,6 +82,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 from PIL import Image
@@ -97,6 +98,7 @@ from app.ocr.adapt_steps import own as _own
 from app.ocr.adapt_steps import scale_adapters as _scale_adapters
 from app.ocr.adapt_steps import trainable as _trainable
 from app.ocr.adapter import Adapter, attach, model_sha256, unknown_chars
+from app.ocr.feature_cache import FeatureCache, identity
 from app.ocr.precision import mixed_precision
 from app.ocr.text import normalize
 from app.ocr.training_data import Sample, page_key, shapes, split_by_page, varied
@@ -177,6 +179,7 @@ class AdaptResult:
     new_cer: float | None = None  # this run's adapter on the same ones (both read as reading reads)
     previous_checked: int = 0  # how many of them
     replaced: str = ""  # where the adapter file this one replaced was kept (app.core.reading.corrections)
+    remembered: int = 0  # corrections and confirmations whose tower features an earlier run had left in the cache
 
     def summary(self) -> str:
         """The report in one paragraph, as the window and `adapt` show it."""
@@ -209,6 +212,9 @@ class AdaptResult:
             text += (f"; the adapter you had, on the {self.previous_checked} held-out correction"
                      f"{'s' if self.previous_checked != 1 else ''} it was not trained on: {pct(self.previous_cer)} "
                      f"(this one: {pct(self.new_cer)})")
+        if self.remembered:
+            text += (f"; {self.remembered} block{'s' if self.remembered != 1 else ''} already looked at in an "
+                     "earlier teaching")
         verdict = "Adapter kept" if self.kept else f"Adapter discarded: {self.reason}"
         took = f"{self.epochs} epoch{'s' if self.epochs != 1 else ''}, {self.seconds:.0f} s"
         if self.stopped == "asked":
@@ -226,14 +232,17 @@ class AdaptResult:
 def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = None, name: str = "",
           progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
           train: bool = True, specimens: Specimens | None = None,
-          plain_texts: list[str] | None = None, stop: Callable[[], bool] | None = None) -> AdaptResult:
+          plain_texts: list[str] | None = None, stop: Callable[[], bool] | None = None,
+          feature_cache: FeatureCache | None = None) -> AdaptResult:
     """Adapt `recognizer` (app.ocr.recognizer.Recognizer, fp32 or bf16, no adapter on) to the
     samples. The recognizer itself is not changed: a copy of its decoder is trained. `train`
     False skips the training steps (what the tests compare with). `specimens`, `plain_texts`:
     see the module doc (no specimens: no rehearsal). `stop`: asked at every training step; when it
     says True the training ends there (the steps of that epoch done so far are read like an
     epoch) and the run finishes with the best epoch so far, the guard as always (`cancel`, by
-    contrast, throws everything away)."""
+    contrast, throws everything away). `feature_cache` (app.ocr.feature_cache): the tower's
+    features of the crops are taken from it where an earlier run left them, and the ones computed
+    now are left there."""
     import copy
 
     s = settings or AdaptSettings()
@@ -294,11 +303,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     variants += [(varied(im, vrng), text) for k, (im, text) in enumerate(drawn) if k % 4 != 3 for _ in range(copies)]
     images = ([x.image for x in corrections] + [x.image for x in confirmations] + [im for im, _ in drawn]
               + [im for im, _ in variants])
-    feats = []
-    for i in range(0, len(images), 16):
-        check()
-        feats += _features(model, images[i:i + 16], s.patches, amp=amp)
-        report("features", min(i + 16, len(images)), len(images))
+    feats, remembered = _looked_at(model, recognizer, images, s.patches, amp, feature_cache, check, report,
+                                   len(corrections) + len(confirmations))
 
     variant_feats = feats[len(feats) - len(variants):]
     drawn_feats = feats[len(corrections) + len(confirmations):len(feats) - len(variants)]
@@ -430,7 +436,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
                          len(corrections), len(train_idx), len(held_idx), len(confirmations), volumes, epochs_run,
                          new_chars, time.perf_counter() - started, len(drawn) - len(plain_check), plain_before,
                          best[3], len(plain_check), copies * len(train_idx), scale, None, history, whole, stopped,
-                         s.max_minutes, [corrections[i] for i in held_idx])
+                         s.max_minutes, [corrections[i] for i in held_idx], remembered=remembered)
     if kept:
         from peft import get_peft_model_state_dict
 
@@ -447,3 +453,38 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
                                   "trained_pages": trained_pages}, name,
                                  weights={k: v for k, v in weights.items() if v.any()})
     return result
+
+
+def _looked_at(model, recognizer, images: list[Image.Image], patches: int, amp, cache, check,
+               report, own: int) -> tuple[list[tuple[torch.Tensor, tuple]], int]:
+    """The tower's features of `images`, in batches of 16, taken from and left in `cache` when
+    there is one and the model has a weights file to be known by. Every crop is remembered: the
+    corrections and confirmations, and the drawn crops and varied copies too, which come out the
+    same pixels for the same corrections and seed (the key is the pixels, so a crop drawn
+    differently is simply another crop). -> (the features, how many of the first `own` crops, the
+    user's corrections and confirmations, were found there)."""
+    ident = None
+    if cache is not None and cache.enabled and recognizer.folder \
+            and (Path(recognizer.folder) / "model.safetensors").is_file():
+        ident = identity(model_sha256(recognizer.folder), patches, amp, model.device, next(model.parameters()).dtype)
+    found: list = [None] * len(images)
+    keys: list[str] = []
+    if ident is not None:
+        keys = [cache.key(ident, im) for im in images]
+        for i, key in enumerate(keys):
+            hit = cache.get(key)
+            found[i] = (hit[0].to(model.device), hit[1]) if hit is not None else None  # kept on the CPU
+    missing = [i for i, f in enumerate(found) if f is None]
+    stored_dtype = amp or next(model.parameters()).dtype
+    for j in range(0, len(missing), 16):
+        check()
+        idx = missing[j:j + 16]
+        for i, (f, shape) in zip(idx, _features(model, [images[i] for i in idx], patches, amp=amp)):
+            found[i] = (f, shape)
+            if keys:
+                cache.put(keys[i], f, shape, stored_dtype)
+        report("features", len(images) - len(missing) + j + len(idx), len(images))
+    if not missing:
+        report("features", len(images), len(images))
+    looked = set(missing)
+    return found, sum(1 for i in range(min(own, len(images))) if keys and i not in looked)

@@ -243,6 +243,7 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
 
     from app.ocr.adapt import AdaptSettings, adapt
     from app.ocr.adapt_weigh import weigh_against_previous
+    from app.ocr.feature_cache import default_cache
     from app.render.specimen import specimens
 
     target = resolve_target(target_path)
@@ -251,9 +252,14 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
     if not any(not s.confirmation for s in samples):
         raise UserError(f"{target.name}: no corrections yet. Correct the text of some blocks (and mark pages "
                         "checked), save, then teach the OCR.")
-    result = adapt(recognizer, samples, replace(settings, patches=patches), name=target.name, progress=progress,
-                   cancel=cancel, train=train, specimens=specimens, plain_texts=plain_texts_of(target.projects),
-                   stop=stop)
+    cache = default_cache()  # the crops looked at in an earlier teaching are not looked at again
+    try:
+        result = adapt(recognizer, samples, replace(settings, patches=patches), name=target.name, progress=progress,
+                       cancel=cancel, train=train, specimens=specimens, plain_texts=plain_texts_of(target.projects),
+                       stop=stop, feature_cache=cache)
+    finally:
+        if cache is not None:
+            cache.trim()
     result.volumes = len({s.volume for s in samples if not s.confirmation})
     dest = Path(out) if out else target.adapter_path
     previous = _comparable(dest, recognizer) if result.adapter is not None else None
