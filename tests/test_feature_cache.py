@@ -160,3 +160,24 @@ def test_the_cache_lives_in_the_users_cache_folder_and_can_be_turned_off(monkeyp
     assert default_folder() == tmp_path / "here"
     monkeypatch.setenv("HAYAI_FEATURE_CACHE_MB", "0")
     assert default_cache() is None
+
+
+def test_looking_ahead_leaves_the_teaching_nothing_to_look_at(demo, tmp_path, monkeypatch):
+    """What the window does after a save: the crops a teaching will look at (the corrections, the
+    confirmations, the lines drawn to rehearse and the varied copies) are looked at ahead."""
+    from app.ocr.adapt import look_ahead
+    from app.render.specimen import specimens
+
+    samples = _samples(16)
+    plain = ["あいう", "かきく", "さしす", "たちつ", "なにぬ"]
+    settings = AdaptSettings(patches=128, epochs=2, patience=2, max_new_tokens=16)  # varied copies: auto
+    cache = FeatureCache(tmp_path / "features", limit=10**9)
+    looked = look_ahead(demo, samples, settings, specimens=specimens, plain_texts=plain, feature_cache=cache)
+    assert looked == cache.stored > len(samples)  # the drawn crops and the copies too
+    assert look_ahead(demo, samples, settings, specimens=specimens, plain_texts=plain, feature_cache=cache) == 0
+    seen = _looked(monkeypatch)
+    taught = adapt(demo, samples, settings, specimens=specimens, plain_texts=plain, feature_cache=cache)
+    assert seen == [] and taught.remembered == len(samples) and taught.rehearsal > 0
+    assert taught.history == adapt(demo, samples, settings, specimens=specimens, plain_texts=plain).history
+    # remembering turned off: nothing to do
+    assert look_ahead(demo, samples, settings, feature_cache=FeatureCache(tmp_path / "off", limit=0)) == 0

@@ -267,42 +267,21 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         if progress is not None:
             progress(stage, done, total)
 
-    corrections = [x for x in samples if not x.confirmation and normalize(x.text)]
-    confirmations = [x for x in samples if x.confirmation and normalize(x.text)]
-    train_idx, held_idx = split_by_page(corrections, s.holdout, s.seed)
+    looked = _crops(recognizer.model.cfg, samples, s, specimens, plain_texts)
+    corrections, confirmations, train_idx, held_idx = (looked.corrections, looked.confirmations, looked.train_idx,
+                                                       looked.held_idx)
+    drawn, variants, images, width, copies = looked.drawn, looked.variants, looked.images, looked.width, looked.copies
     torch.manual_seed(s.seed)
     model = copy.deepcopy(recognizer.model)  # the tower's weights are shared in memory only while copying
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
     base_tok = recognizer.tokenizer
-    width = max(model.cfg.d_model, getattr(model.cfg, "d_vision", 0))
     amp = mixed_precision(s.mixed, model.device, width) if next(model.parameters()).dtype == torch.float32 else None
     whole = s.whole == "on" or (s.whole == "auto" and width < WHOLE_BELOW_WIDTH)
-    copies = s.augment if s.augment != "auto" else (AUGMENT_SMALL if width < WHOLE_BELOW_WIDTH else 0)
     new_chars = unknown_chars(base_tok, [corrections[i].text for i in train_idx])
     settings_dict = {**asdict(s), "base_vocab": model.cfg.vocab_size}
 
-    drawn: list[tuple[Image.Image, str]] = []
-    held_texts = {normalize(corrections[i].text) for i in held_idx}
-    pool = [t for t in dict.fromkeys(plain_texts or []) if normalize(t) and normalize(t) not in held_texts]
-    if specimens is not None and s.rehearse > 0 and train_idx and pool:
-        rng = random.Random(s.seed)
-        rng.shuffle(pool)
-        texts = pool[:max(1, round(s.rehearse * len(train_idx)))]  # each text drawn once: none learned by heart
-        if s.shaped:
-            vertical, per_line = shapes([corrections[i] for i in train_idx], texts, random.Random(s.seed + 2))
-        else:
-            tall_share = sum(corrections[i].image.height > corrections[i].image.width for i in train_idx) / len(train_idx)
-            vertical, per_line = [rng.random() < tall_share for _ in texts], None
-        drawn = specimens(texts, vertical, s.seed, per_line)
-    vrng = random.Random(s.seed + 1)
-    variants = [(varied(corrections[i].image, vrng), corrections[i].text) for i in train_idx for _ in range(copies)]
-    # the drawn crops trained on get as many copies: plain print keeps its share of the training (without
-    # them two copies read the synthetic training faces 1.8 points worse on one seed of three)
-    variants += [(varied(im, vrng), text) for k, (im, text) in enumerate(drawn) if k % 4 != 3 for _ in range(copies)]
-    images = ([x.image for x in corrections] + [x.image for x in confirmations] + [im for im, _ in drawn]
-              + [im for im, _ in variants])
     feats, remembered = _looked_at(model, recognizer, images, s.patches, amp, feature_cache, check, report,
                                    len(corrections) + len(confirmations))
 
@@ -488,3 +467,80 @@ def _looked_at(model, recognizer, images: list[Image.Image], patches: int, amp, 
         report("features", len(images), len(images))
     looked = set(missing)
     return found, sum(1 for i in range(min(own, len(images))) if keys and i not in looked)
+
+
+@dataclass
+class _Crops:
+    """What a run looks at, in the order the tower sees it: the corrections, the confirmations,
+    the drawn crops, the varied copies (`images`), with the split and the model's width."""
+
+    corrections: list[Sample]
+    confirmations: list[Sample]
+    train_idx: list[int]
+    held_idx: list[int]
+    drawn: list[tuple[Image.Image, str]]
+    variants: list[tuple[Image.Image, str]]
+    width: int
+    copies: int
+
+    @property
+    def images(self) -> list[Image.Image]:
+        return ([x.image for x in self.corrections] + [x.image for x in self.confirmations]
+                + [im for im, _ in self.drawn] + [im for im, _ in self.variants])
+
+
+def _crops(cfg, samples: list[Sample], s: AdaptSettings, specimens: Specimens | None,
+           plain_texts: list[str] | None) -> _Crops:
+    """The crops a run with settings `s` looks at (the same pixels for the same samples, texts
+    and seed: `look_ahead` relies on it)."""
+    corrections = [x for x in samples if not x.confirmation and normalize(x.text)]
+    confirmations = [x for x in samples if x.confirmation and normalize(x.text)]
+    train_idx, held_idx = split_by_page(corrections, s.holdout, s.seed)
+    width = max(cfg.d_model, getattr(cfg, "d_vision", 0))
+    copies = s.augment if s.augment != "auto" else (AUGMENT_SMALL if width < WHOLE_BELOW_WIDTH else 0)
+
+    drawn: list[tuple[Image.Image, str]] = []
+    held_texts = {normalize(corrections[i].text) for i in held_idx}
+    pool = [t for t in dict.fromkeys(plain_texts or []) if normalize(t) and normalize(t) not in held_texts]
+    if specimens is not None and s.rehearse > 0 and train_idx and pool:
+        rng = random.Random(s.seed)
+        rng.shuffle(pool)
+        texts = pool[:max(1, round(s.rehearse * len(train_idx)))]  # each text drawn once: none learned by heart
+        if s.shaped:
+            vertical, per_line = shapes([corrections[i] for i in train_idx], texts, random.Random(s.seed + 2))
+        else:
+            tall_share = sum(corrections[i].image.height > corrections[i].image.width for i in train_idx) / len(train_idx)
+            vertical, per_line = [rng.random() < tall_share for _ in texts], None
+        drawn = specimens(texts, vertical, s.seed, per_line)
+    vrng = random.Random(s.seed + 1)
+    variants = [(varied(corrections[i].image, vrng), corrections[i].text) for i in train_idx for _ in range(copies)]
+    # the drawn crops trained on get as many copies: plain print keeps its share of the training (without
+    # them two copies read the synthetic training faces 1.8 points worse on one seed of three)
+    variants += [(varied(im, vrng), text) for k, (im, text) in enumerate(drawn) if k % 4 != 3 for _ in range(copies)]
+    return _Crops(corrections, confirmations, train_idx, held_idx, drawn, variants, width, copies)
+
+
+def look_ahead(recognizer, samples: list[Sample], settings: AdaptSettings | None = None,
+               specimens: Specimens | None = None, plain_texts: list[str] | None = None,
+               feature_cache: FeatureCache | None = None, cancel: Callable[[], bool] | None = None,
+               progress: Progress | None = None) -> int:
+    """Look at the crops a run of `adapt` with these arguments would look at, now, and leave their
+    features in `feature_cache`, so that the teaching itself finds them there (the window does it
+    in the background after a save). -> how many crops were looked at now (0: all were there)."""
+    s = settings or AdaptSettings()
+    if feature_cache is None or not feature_cache.enabled or getattr(recognizer, "adapter", None) is not None:
+        return 0
+    looked = _crops(recognizer.model.cfg, samples, s, specimens, plain_texts)
+    model = recognizer.model
+    amp = mixed_precision(s.mixed, model.device, looked.width) if next(model.parameters()).dtype == torch.float32 \
+        else None
+    before = feature_cache.stored
+
+    def check():
+        if cancel is not None and cancel():
+            raise Cancelled("looking ahead cancelled")
+
+    with torch.no_grad():
+        _looked_at(model, recognizer, looked.images, s.patches, amp, feature_cache, check,
+                   progress or (lambda *_: None), 0)
+    return feature_cache.stored - before

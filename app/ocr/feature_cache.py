@@ -23,9 +23,11 @@ import hashlib
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-from PIL import Image
+if TYPE_CHECKING:  # torch is imported where it is used: the window asks `default_cache()` without it
+    import torch
+    from PIL import Image
 
 FORMAT = "hayai-adapt-features/1"
 DEFAULT_LIMIT_MB = 2048
@@ -101,9 +103,12 @@ class FeatureCache:
         self.hits += 1
         return feats.float(), shape
 
-    def put(self, key: str, feats: torch.Tensor, shape: tuple[int, int], dtype: torch.dtype = torch.float32) -> None:
+    def put(self, key: str, feats: torch.Tensor, shape: tuple[int, int], dtype: torch.dtype | None = None) -> None:
         if not self.enabled:
             return
+        import torch
+
+        dtype = dtype or torch.float32
         from safetensors.torch import save
 
         from app.atomic import atomic_open
@@ -152,10 +157,12 @@ class FeatureCache:
 
 
 def identity(model_sha: str, patches: int, amp: torch.dtype | None, device: torch.device,
-             dtype: torch.dtype = torch.float32) -> str:
+             dtype: torch.dtype | None = None) -> str:
     """What, beside the crop, decides its features: the weights, the budget, the precision (the
     weights' dtype and autocast's), the device type, the torch version."""
-    return (f"{model_sha}|patches={patches}|weights={dtype}|amp={amp}|device={device.type}"
+    import torch
+
+    return (f"{model_sha}|patches={patches}|weights={dtype or torch.float32}|amp={amp}|device={device.type}"
             f"|torch={torch.__version__}")
 
 

@@ -2,9 +2,12 @@
 blocks (white on black, a look the demo model never saw) were corrected by hand is taught in the
 background (progress, then the report in a message box), the model box says "+ adapted to", the
 toggle switches back to the model as published, Read again the pages not edited by hand reads
-only those and leaves every hand edit as it was; Mark page checked sets the page's mark (undoable)."""
+only those and leaves every hand edit as it was; Mark page checked sets the page's mark (undoable).
+A save looks, in the background, at the crops the next teaching will look at; a reading asked for
+cancels that."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
@@ -33,6 +36,16 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     edited = {p.name: [b.text for b in p.blocks] for p in w.doc.project.pages if any(b.edited for b in p.blocks)}
     assert len(edited) == 9
 
+    # Save (Ctrl+S) looks ahead of the next teaching in the background: the crops it will look at
+    # are looked at now; nothing the user asked for is running (Cancel stays off, a reading may start)
+    features = Path(os.environ["XDG_CACHE_HOME"]) / "hayai-desktop" / "adapt-features"
+    assert w.slots.action_save()
+    assert w.reading.host.busy("look_ahead") and not w.reading.busy() and not w.act.cancel.isEnabled()
+    assert w.status_label.text() == "Looking at 36 corrected blocks for the next teaching"
+    qtbot.waitUntil(lambda: not w.reading.host.busy("look_ahead"), timeout=300000)
+    assert "Looking at" not in w.status_label.text() and len(list(features.rglob("*.safetensors"))) > 40
+    assert w.slots.action_save() and not w.reading.host.busy("look_ahead")  # nothing new: nothing to look at
+
     with qtbot.waitSignal(w.adapting.taught, timeout=900000) as blocker:
         w.adapting.teach.trigger()
         qtbot.waitUntil(w.progress.isVisible, timeout=10000)  # in the background: the window answers
@@ -40,6 +53,7 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     result, path = blocker.args
     report = _answer_report(w, qtbot)
     assert "held-out corrections: CER" in report and "36 corrections from 1 volume" in report
+    assert "40 blocks already looked at in an earlier teaching" in report  # the 36 and the 4 confirmed
     assert "plain print (" in report  # page 010, read and left alone, drawn in the app's faces
     assert result.kept and path.endswith(PROJECT_ADAPTER_SUFFIX)
     qtbot.waitUntil(lambda: "adapted to vol1" in w.device_label.text(), timeout=60000)
@@ -104,6 +118,19 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     assert w.doc.page("000.png").checked and w.adapting.mark_checked.isChecked()
     w.undo_stack.undo()
     assert not w.doc.page("000.png").checked and not w.adapting.mark_checked.isChecked()
+
+    # a page marked checked and saved: looked ahead again; a reading asked for cancels that at once
+    w.adapting.mark_checked.trigger()
+    assert w.slots.action_save() and w.reading.host.busy("look_ahead")
+    ahead = w.reading.host.live[w.adapting._ahead_id].request
+    with qtbot.waitSignal(w.run_finished, timeout=180000) as run:
+        w.adapting.read_unedited.trigger()
+        assert ahead.cancel.is_set() and w.act.cancel.isEnabled()
+    assert run.args == ["done"]
+    qtbot.waitUntil(lambda: not w.reading.host.busy("look_ahead"), timeout=60000)
+    assert w.slots.action_save() and w.reading.host.busy("look_ahead")  # cut short: the next save looks again
+    qtbot.waitUntil(lambda: not w.reading.host.busy("look_ahead"), timeout=300000)
+    w.undo_stack.undo()
 
     # after a restart: opening the volume loads its adapter, and the model box says so before any reading
     w.session.save()

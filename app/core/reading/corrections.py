@@ -23,7 +23,9 @@ before this one, `hayai-desktop adapt TARGET --step-back`).
 `run_adapt` trains with rehearsal: the texts of the blocks read and left alone (else the
 training corrections' own) drawn as clean crops in the app's faces (app.render.specimen) are
 trained on beside the corrections, and a quarter of them checks that plain print is not
-forgotten (app.ocr.adapt).
+forgotten (app.ocr.adapt). `look_ahead` looks at the crops a teaching would look at ahead of
+it (their features remembered in the user's cache, app.ocr.feature_cache), so that the teaching
+itself starts training at once.
 """
 from __future__ import annotations
 
@@ -298,6 +300,34 @@ def run_adapt(target_path, recognizer, settings=None, out: str | os.PathLike | N
             result.adapter.path = path = dest
             result.replaced = str(backup)
     return result, path
+
+
+def look_ahead(target_path, recognizer, settings=None, cancel=None, progress=None) -> int:
+    """Look now at the crops `run_adapt` on the same target would look at, and leave their
+    features in the user's feature cache (app.ocr.feature_cache), so that teaching later finds
+    them there; the window does it in the background after a save -> how many crops were
+    looked at now. Nothing to learn from yet, or remembering turned off: 0."""
+    from dataclasses import replace
+
+    from app.ocr.adapt import AdaptSettings
+    from app.ocr.adapt import look_ahead as look
+    from app.ocr.feature_cache import default_cache
+    from app.render.specimen import specimens
+
+    cache = default_cache()
+    if cache is None:
+        return 0
+    target = resolve_target(target_path)
+    settings = settings or AdaptSettings()
+    samples, patches = samples_of(target.projects, settings.patches, cancel)
+    if not any(not s.confirmation for s in samples):
+        return 0
+    try:
+        return look(recognizer, samples, replace(settings, patches=patches), specimens=specimens,
+                    plain_texts=plain_texts_of(target.projects), feature_cache=cache, cancel=cancel,
+                    progress=progress)
+    finally:
+        cache.trim()
 
 
 def previous_path(adapter_path: Path) -> Path:

@@ -83,8 +83,17 @@ class WorkerHost(QObject):
         return live.context if live is not None else None
 
     def busy(self, kind: str | None = None) -> bool:
-        """True while any request (of `kind`) is live, also a cancelled one still winding down."""
-        return any(kind is None or live.context["kind"] == kind for live in self.live.values())
+        """True while any request (of `kind`) is live, also a cancelled one still winding down. A
+        request submitted with `background` in its context (work the user did not ask for, which
+        anything asked for cancels) counts only when its kind is named."""
+        return any(live.context["kind"] == kind if kind is not None else not live.context.get("background")
+                   for live in self.live.values())
+
+    def cancel_background(self) -> None:
+        """Cancel, quietly, the live requests submitted with `background` in their context."""
+        for rid, live in list(self.live.items()):
+            if live.context.get("background"):
+                self.cancel(rid, quiet=True)
 
     def _on_finished(self, req_id: int, status: str) -> None:
         live = self.live.pop(req_id, None)

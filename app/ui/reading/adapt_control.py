@@ -7,7 +7,9 @@ Teaching runs in the reading worker (a request of kind "adapt": progress, time l
 like a reading run; the window stays usable; Series > Stop teaching ends the training where it
 is and keeps the best epoch so far, where Cancel keeps nothing); the adapter it writes (app.core.reading.
 corrections: beside the series file or the project) is then read with at once, and the model
-box says "… + adapted to SERIES". The adapter of a volume opened later is found the same way.
+box says "… + adapted to SERIES". The adapter of a volume opened later is found the same way. After a save the worker
+looks, in the background, at the crops the next teaching will look at (`look_ahead`), and
+anything the user asks for cancels that.
 """
 from __future__ import annotations
 
@@ -72,6 +74,8 @@ class AdaptController(QObject):
         worker = reading.host.worker
         worker.adapt_progressed.connect(self._on_progress)
         worker.adapt_done.connect(self._on_done)
+        self._ahead_id = 0
+        self._ahead_of: tuple = ()  # what the last look ahead looked at (the saved corrections)
         reading.host.request_finished.connect(self._on_finished)
 
     def actions(self) -> list:
@@ -104,6 +108,28 @@ class AdaptController(QObject):
         self.reading.progress.show()
         self.window.show_status("Teaching the OCR your corrections…")
         self.window.update_cancel()
+
+    def look_ahead(self) -> bool:
+        """After a save: when nothing else runs and the volume has corrections not looked at yet,
+        the worker looks at the crops the next teaching will look at, in the background (their
+        features remembered, app.ocr.feature_cache), so that teaching starts learning at once.
+        Anything the user asks for cancels it. True when it was started."""
+        from app.ocr.feature_cache import default_cache
+
+        doc = self.window.doc
+        if not doc.project or self.reading.host.busy() or self.reading.host.busy("look_ahead"):
+            return False
+        corrected = tuple((p.name, b.id, b.text) for p in doc.project.pages for b in p.blocks if b.edited)
+        if not corrected:
+            return False
+        key = (doc.source, corrected, tuple(p.name for p in doc.project.pages if p.checked))
+        if key == self._ahead_of or default_cache() is None:
+            return False
+        self._ahead_of = key
+        self._ahead_id = self.reading.host.submit("look_ahead", self.target(), {"background": True})
+        self.window.show_status(f"Looking at {len(corrected)} corrected block{'s' if len(corrected) != 1 else ''} "
+                                "for the next teaching", owner="look_ahead", log=False)  # a reading comes first
+        return True
 
     def _on_progress(self, req_id: int, stage: str, done: int, total: int) -> None:
         if req_id != self.req_id or not self.reading.host.wanted(req_id) or self.window.closing:
@@ -152,6 +178,11 @@ class AdaptController(QObject):
             self.window.show_status("Teaching the OCR: stopping; reading what it learned so far…")
 
     def _on_finished(self, req_id: int, status: str, ctx: dict) -> None:
+        if ctx.get("kind") == "look_ahead" and req_id == self._ahead_id:
+            if not self.window.closing:
+                self.window.clear_status("look_ahead")
+            if status != "done":
+                self._ahead_of = ()  # cut short: the next save looks again
         if ctx.get("kind") == "adapt" and req_id == self.req_id:
             self.stop_teaching.setEnabled(False)
             self._update_step_back()

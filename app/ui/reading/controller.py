@@ -189,6 +189,8 @@ class ReadingController(QObject):
         if not self.host.busy():
             self.progress.hide()
             self.window.update_cancel()
+        if ctx.get("background"):
+            return  # nobody asked for it: nothing to say
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if status == "done" and not ctx.get("quiet"):
             self.window.clear_notice("reading")  # what failed before (a model missing) works now

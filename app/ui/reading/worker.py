@@ -40,7 +40,8 @@ class WorkerConfig:
 
 @dataclass(frozen=True)
 class Request:
-    """One unit of work; `kind` is pages | region | blocks | adapt (source_path: what is adapted)."""
+    """One unit of work; `kind` is pages | region | blocks | adapt | look_ahead (source_path: what
+    is adapted)."""
 
     req_id: int
     kind: str
@@ -118,6 +119,8 @@ class Worker(QObject):
                 self._run_blocks(request, cancel)
             elif request.kind == "adapt":
                 self._run_adapt(request, cancel)
+            elif request.kind == "look_ahead":
+                self._run_look_ahead(request, cancel)
             else:
                 raise ValueError(f"unknown request kind {request.kind!r}")
         except Cancelled:
@@ -292,6 +295,29 @@ class Worker(QObject):
         self.adapt_done.emit(req.req_id, result, str(path) if path else "")
 
 
+    def _run_look_ahead(self, req: Request, cancel: threading.Event) -> None:
+        """Look at the crops teaching req.source_path would look at, ahead of it (app.core.reading.
+        corrections.look_ahead), with the model as teaching loads it. Work nobody asked for: what
+        goes wrong is logged, not shown (the teaching itself reports it), and Cancelled ends it."""
+        from app.core.reading.corrections import look_ahead
+        from app.ocr import load_recognizer
+
+        c = self.config
+        if not c.model:
+            return
+        try:
+            base = load_recognizer(c.model, device=c.device, precision="fp32")
+            if cancel.is_set():
+                raise Cancelled()
+            looked = look_ahead(req.source_path, base, cancel=cancel.is_set)
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - background work: logged, the teaching reports it
+            log.info("looking ahead of teaching %s: %s", req.source_path, exc)  # not a warning: not asked for
+            return
+        log.info("looked at %d crops ahead of teaching %s", looked, req.source_path)
+
+
 def _stamp(path: str) -> tuple[int, int, int] | None:
     """An adapter file's identity on disk (file, modified, size): teaching again rewrites the same
     path, going back puts another file there."""
@@ -324,6 +350,10 @@ class ReadingHost(WorkerHost):
         self.submit_preload.emit()
 
     def submit(self, kind: str, source_path: str, context: dict | None = None, **fields) -> int:
-        """Queue a request; returns its id. `context` is the caller's, handed back when it finishes."""
+        """Queue a request; returns its id. `context` is the caller's, handed back when it finishes.
+        A request the user asked for first cancels the background ones (`context["background"]`:
+        looking ahead of a teaching), so it waits at most for the batch of crops they are in."""
+        if not (context or {}).get("background"):
+            self.cancel_background()
         return self.submit_built(lambda rid, cancel: Request(rid, kind, source_path, cancel=cancel, **fields),
                                  context)

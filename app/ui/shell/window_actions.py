@@ -28,7 +28,10 @@ class WindowActions:
         self.window.session.choose_and_open(folder=False)
 
     def action_save(self) -> bool:
-        return self.window.session.save()
+        if not self.window.session.save():
+            return False
+        self.window.adapting.look_ahead()  # the corrections looked at now, not when teaching
+        return True
 
     def action_next_page(self) -> None:
         self.window.step_page(1)
