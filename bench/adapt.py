@@ -3,7 +3,7 @@
     python bench/adapt.py synthetic [--font FILE] [--counts 50,100,200] [--set lr=3e-4 ...] [--rehearse N]
     python bench/adapt.py real [--data ../shared/openmantra-dev]
     python bench/adapt.py again [--data ../shared/openmantra-dev] [--set seed=1 ...]
-    python bench/adapt.py cost [--crops 200] [--epochs E] [--twice] [--set rehearse=0 ...]
+    python bench/adapt.py cost [--crops 200] [--epochs E] [--twice | --ahead] [--set rehearse=0 ...]
 
 - synthetic: the demo recognizer on crops drawn with a face it never saw in training (a font
   file not among the demo's training faces; default Droid Sans Fallback, a Debian font): N
@@ -20,7 +20,8 @@
   on this machine's CPU threads: the tower's features (once per crop), seconds per training
   step (8 crops), per epoch (its steps and the held-out reading), in all, peak memory. --twice:
   the same run again, as a second teaching on the same corrections, the tower's features taken
-  from the feature cache (app.ocr.feature_cache) the first run filled.
+  from the feature cache (app.ocr.feature_cache) the first run filled. --ahead: the crops looked
+  at first as the window does after a save (app.ocr.adapt.look_ahead), then the teaching.
 
 Figures go to docs/accuracy.md.
 """
@@ -252,7 +253,17 @@ def cost(args) -> dict:
     out = {"crops": args.crops, "settings": args.set,
            "mixed": str(mixed_precision(args.mixed, rec.model.device, max(rec.model.cfg.d_model, rec.model.cfg.d_vision))),
            "threads": torch.get_num_threads()}
-    if args.twice:  # a second teaching on the same corrections: their features remembered by the first
+    if args.ahead:  # the window's look ahead after a save, then the teaching
+        with tempfile.TemporaryDirectory() as folder:
+            cache = FeatureCache(folder, limit=10**10)
+            begun = time.perf_counter()
+            looked = adapting.look_ahead(rec, samples, settings, specimens=specimens if settings.rehearse > 0 else None,
+                                         plain_texts=others, feature_cache=cache)
+            out.update(ahead={"crops": looked, "seconds": round(time.perf_counter() - begun, 1)})
+            taught = run(cache)
+        taught.pop("history")
+        out.update(teaching=taught)
+    elif args.twice:  # a second teaching on the same corrections: their features remembered by the first
         with tempfile.TemporaryDirectory() as folder:
             cache = FeatureCache(folder, limit=10**10)
             first, second = run(cache), run(cache)
@@ -301,6 +312,8 @@ def main() -> int:
     c.add_argument("--max-new-tokens", type=int, default=16)
     c.add_argument("--mixed", default="auto", help="AdaptSettings.mixed: auto, bf16 or off (float32)")
     c.add_argument("--epochs", type=int, default=1, help="epochs run whatever the held-out CER does")
+    c.add_argument("--ahead", action="store_true",
+                   help="look ahead first (what the window does after a save), then teach")
     c.add_argument("--twice", action="store_true",
                    help="run it again with the tower's features the first run remembered (a second teaching)")
     c.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
