@@ -466,6 +466,27 @@ def test_stopping_keeps_the_best_epoch_so_far_and_a_time_limit_stops_in_time(dem
     assert main(["adapt", str(tmp_path), "--max-minutes", "-2", "--model", str(DEMO)]) == 2
 
 
+def test_a_time_limit_counts_the_step_about_to_be_taken(demo, monkeypatch):
+    """On a clock where only the training steps take time (10 s each), a limit of 25 s lets two
+    steps run (20 s), not a third that would end at 30 s."""
+    import types
+    from dataclasses import replace
+
+    from app.ocr import adapt as adapting
+
+    clock = [0.0]
+    monkeypatch.setattr(adapting, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    real_loss = adapting._loss
+
+    def loss(*a, **k):
+        clock[0] += 10.0
+        return real_loss(*a, **k)
+
+    monkeypatch.setattr(adapting, "_loss", loss)
+    run = adapt(demo, _samples(44, seed=6), replace(FAST, epochs=3, patience=3, max_minutes=25 / 60))
+    assert run.stopped == "time" and clock[0] == 20.0 and run.history[0]["steps"] == 2
+
+
 def _learned_nothing(adapter: Adapter) -> Adapter:
     """The same adapter with its trained change taken out (LoRA's B zero, no weights of the decoder's
     own): it reads as the base model does."""

@@ -57,8 +57,9 @@ its steps), so a real-size model, where a step takes a second on a CPU, gets non
 
 Stopping early and keeping what was learned: `stop` (the window's "Stop teaching and keep what
 it learned") and `max_minutes` (a limit for the whole run, features included: training stops
-when the time taken plus what must follow, the last epoch's reading, the scaled-back readings
-and the confirmations', as long as they took so far, reaches it) end the training at a step;
+when the time taken plus what must follow, the next step, the last epoch's reading, the
+scaled-back readings and the confirmations', as long as they took so far, reaches it) end the
+training at a step;
 the steps of that epoch are read like an epoch and the best epoch so far goes through the
 scale-back and the guard as always. The report says so.
 
@@ -301,16 +302,18 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     confirm_before = _cer(model, base_tok, conf_cache, s.max_new_tokens, check, amp=amp) if conf_cache else None
     confirm_s = time.perf_counter() - begun
     stopped = ""
+    step_s = 0.0  # the last training step's time
 
     def halted() -> bool:
-        """Asked to stop, or the time limit reached once what follows a last step (its epoch's
-        reading, the scaled-back readings, the confirmations') is counted."""
+        """Asked to stop, or the time limit reached once the next step (as long as the last) and
+        what follows it (its epoch's reading, the scaled-back readings, the confirmations') are
+        counted."""
         nonlocal stopped
         if not stopped:
             if stop is not None and stop():
                 stopped = "asked"
-            elif s.max_minutes and (time.perf_counter() - started + (1 + len(s.scales)) * read_s + confirm_s
-                                    >= 60 * s.max_minutes):
+            elif s.max_minutes and (time.perf_counter() - started + step_s + (1 + len(s.scales)) * read_s
+                                    + confirm_s >= 60 * s.max_minutes):
                 stopped = "time"
         return bool(stopped)
 
@@ -341,12 +344,14 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             check()
             if halted():
                 break
+            step_begun = time.perf_counter()
             batch = [train_items[i] for i in order[k * s.batch_size:(k + 1) * s.batch_size]]
             loss = _loss(model, tok, batch, amp, s.feature_dropout)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
             opt.step()
+            step_s = time.perf_counter() - step_begun
             total += float(loss.detach())
             done += 1
             report("training", (epoch - 1) * steps_per_epoch + k + 1, s.epochs * steps_per_epoch)
