@@ -21,7 +21,7 @@
   step (8 crops), per epoch (its steps and the held-out reading), in all, peak memory. --twice:
   the same run again, as a second teaching on the same corrections, the tower's features taken
   from the feature cache (app.ocr.feature_cache) the first run filled. --ahead: the crops looked
-  at first as the window does after a save (app.ocr.adapt.look_ahead), then the teaching.
+  at first as the window does after a save (app.ocr.adapt_crops.look_ahead), then the teaching.
 
 Figures go to docs/accuracy.md.
 """
@@ -206,6 +206,7 @@ def cost(args) -> dict:
 
     from app.ocr import adapt as adapting
     from app.ocr import load_recognizer
+    from app.ocr.adapt_crops import look_ahead
     from app.ocr.feature_cache import FeatureCache
     from app.ocr.precision import mixed_precision
     from app.render.specimen import specimens
@@ -257,7 +258,7 @@ def cost(args) -> dict:
         with tempfile.TemporaryDirectory() as folder:
             cache = FeatureCache(folder, limit=10**10)
             begun = time.perf_counter()
-            looked = adapting.look_ahead(rec, samples, settings, specimens=specimens if settings.rehearse > 0 else None,
+            looked = look_ahead(rec, samples, settings, specimens=specimens if settings.rehearse > 0 else None,
                                          plain_texts=others, feature_cache=cache)
             out.update(ahead={"crops": looked, "seconds": round(time.perf_counter() - begun, 1)})
             taught = run(cache)

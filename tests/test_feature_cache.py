@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from app.ocr import adapt as adapting
-from app.ocr import load_recognizer
+from app.ocr import adapt_crops, load_recognizer
 from app.ocr.adapt import AdaptSettings, Sample, adapt
 from app.ocr.feature_cache import FeatureCache, default_cache, default_folder
 from tools.synth.fonts import find_faces
@@ -39,13 +38,13 @@ def _samples(count=24, seed=5):
 def _looked(monkeypatch) -> list[int]:
     """How many crops each call of the tower looked at (the real tower runs)."""
     seen: list[int] = []
-    real = adapting._features
+    real = adapt_crops._features
 
     def features(model, images, patches, **kw):
         seen.append(len(images))
         return real(model, images, patches, **kw)
 
-    monkeypatch.setattr(adapting, "_features", features)
+    monkeypatch.setattr(adapt_crops, "_features", features)
     return seen
 
 
@@ -165,7 +164,7 @@ def test_the_cache_lives_in_the_users_cache_folder_and_can_be_turned_off(monkeyp
 def test_looking_ahead_leaves_the_teaching_nothing_to_look_at(demo, tmp_path, monkeypatch):
     """What the window does after a save: the crops a teaching will look at (the corrections, the
     confirmations, the lines drawn to rehearse and the varied copies) are looked at ahead."""
-    from app.ocr.adapt import look_ahead
+    from app.ocr.adapt_crops import look_ahead
     from app.render.specimen import specimens
 
     samples = _samples(16)

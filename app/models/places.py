@@ -8,14 +8,20 @@ from pathlib import Path
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
 
-def models_dir() -> Path:
-    """The app's model directory: `$HAYAI_MODELS_DIR`, else platformdirs' user data dir / "models"."""
-    override = os.environ.get("HAYAI_MODELS_DIR")
+def user_folder(env: str, kind: str, name: str) -> Path:
+    """`$env` when set, else the app's platformdirs user folder of `kind` ("data", "cache") / `name`."""
+    override = os.environ.get(env)
     if override:
         return Path(override).expanduser()
-    from platformdirs import user_data_dir
+    import platformdirs
 
-    return Path(user_data_dir("hayai-desktop", appauthor=False)) / "models"
+    base = {"data": platformdirs.user_data_dir, "cache": platformdirs.user_cache_dir}[kind]
+    return Path(base("hayai-desktop", appauthor=False)) / name
+
+
+def models_dir() -> Path:
+    """The app's model directory: `$HAYAI_MODELS_DIR`, else platformdirs' user data dir / "models"."""
+    return user_folder("HAYAI_MODELS_DIR", "data", "models")
 
 
 def hf_cache_dir() -> Path:

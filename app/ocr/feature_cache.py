@@ -35,12 +35,9 @@ log = logging.getLogger(__name__)
 
 
 def default_folder() -> Path:
-    override = os.environ.get("HAYAI_FEATURE_CACHE")
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_cache_dir
+    from app.models.places import user_folder
 
-    return Path(user_cache_dir("hayai-desktop", appauthor=False)) / "adapt-features"
+    return user_folder("HAYAI_FEATURE_CACHE", "cache", "adapt-features")
 
 
 def limit_bytes() -> int:

@@ -310,7 +310,7 @@ def look_ahead(target_path, recognizer, settings=None, cancel=None, progress=Non
     from dataclasses import replace
 
     from app.ocr.adapt import AdaptSettings
-    from app.ocr.adapt import look_ahead as look
+    from app.ocr.adapt_crops import look_ahead as look
     from app.ocr.feature_cache import default_cache
     from app.render.specimen import specimens
 

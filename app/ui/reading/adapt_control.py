@@ -7,9 +7,9 @@ Teaching runs in the reading worker (a request of kind "adapt": progress, time l
 like a reading run; the window stays usable; Series > Stop teaching ends the training where it
 is and keeps the best epoch so far, where Cancel keeps nothing); the adapter it writes (app.core.reading.
 corrections: beside the series file or the project) is then read with at once, and the model
-box says "… + adapted to SERIES". The adapter of a volume opened later is found the same way. After a save the worker
-looks, in the background, at the crops the next teaching will look at (`look_ahead`), and
-anything the user asks for cancels that.
+box says "… + adapted to SERIES". The adapter of a volume opened later is found the same way.
+After a save the worker looks, in the background, at the crops the next teaching will look at
+(`look_ahead`), and anything the user asks for cancels that.
 """
 from __future__ import annotations
 

@@ -294,7 +294,6 @@ class Worker(QObject):
                                  stop=req.stop.is_set if req.stop is not None else None)
         self.adapt_done.emit(req.req_id, result, str(path) if path else "")
 
-
     def _run_look_ahead(self, req: Request, cancel: threading.Event) -> None:
         """Look at the crops teaching req.source_path would look at, ahead of it (app.core.reading.
         corrections.look_ahead), with the model as teaching loads it. Work nobody asked for: what
