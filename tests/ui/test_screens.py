@@ -61,6 +61,28 @@ def test_window_fits_a_small_screen(qtbot, tmp_path):
     w2.shutdown()
 
 
+def test_a_restored_window_that_fits_keeps_its_size_start_after_start(qtbot):
+    """Each start restores what the last one saved: a window that fits its screen comes back as
+    it was left, not smaller by a window frame's allowance at every start (it crept 16x40 px)."""
+    from app.ui.shell.main_window import MainWindow
+
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.resize(600, 500)
+    first.move(40, 60)
+    first.show()
+    saved, size = first.saveGeometry(), first.size()
+    first.shutdown()
+    for _ in range(3):
+        w = MainWindow()
+        qtbot.addWidget(w)
+        place_window(w, saved)
+        w.show()
+        assert w.size() == size, (w.size(), size)
+        saved = w.saveGeometry()
+        w.shutdown()
+
+
 def test_banner_buttons_wrap_in_a_narrow_window(qtbot):
     from app.ui.common.dialogs import NoticeBar
 

@@ -48,6 +48,16 @@ def available_screens() -> list[QRect]:
     return [s.availableGeometry() for s in screens if s is not None]
 
 
+def _frame_of(window: QWidget) -> QRect:
+    """The window's frame: as the window manager drew it once shown; before that its geometry
+    with FRAME_ALLOWANCE around it (a title bar on top, borders on the other sides)."""
+    frame, inner = window.frameGeometry(), window.geometry()
+    if window.isVisible() and frame != inner:
+        return frame
+    side = FRAME_ALLOWANCE.width() // 2
+    return inner.adjusted(-side, -(FRAME_ALLOWANCE.height() - side), side, side)
+
+
 def _frame_margins(window: QWidget) -> QSize:
     """The frame the window manager adds around `window`: measured once the window is shown
     with its frame, FRAME_ALLOWANCE before that."""
@@ -66,7 +76,10 @@ def place_window(window: QMainWindow, geometry: QByteArray | None = None) -> Non
     if isinstance(geometry, QByteArray) and not geometry.isEmpty() and window.restoreGeometry(geometry):
         if window.isMaximized() or window.isFullScreen():
             return
-        target = fit_rect(window.frameGeometry(), screens)
+        frame = _frame_of(window)
+        target = fit_rect(frame, screens)
+        if target == frame:
+            return  # as it was left: resizing by the frame's allowance would shrink it at every start
     else:
         target = initial_rect(screens[0])
     margins = _frame_margins(window)
