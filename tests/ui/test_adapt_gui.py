@@ -56,6 +56,9 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
     assert "40 blocks already looked at in an earlier teaching" in report  # the 36 and the 4 confirmed
     assert "plain print (" in report  # page 010, read and left alone, drawn in the app's faces
     assert result.kept and path.endswith(PROJECT_ADAPTER_SUFFIX)
+    logged = [m for kind, _, m in w.messages.entries if m.startswith("Teaching the OCR")]
+    assert logged[0] == "Teaching the OCR your corrections…" and len(logged) <= 2  # the start and the model's
+    assert not any("/" in m for m in logged)  # loading, not every step's count
     qtbot.waitUntil(lambda: "adapted to vol1" in w.device_label.text(), timeout=60000)
     assert w.adapting.use_adapter.isEnabled() and w.adapting.use_adapter.isChecked()
 

@@ -147,9 +147,10 @@ class AdaptController(QObject):
         left = ""
         if stage == "training" and done:
             secs = (time.monotonic() - self._started) * (total - done) / done
-            left = f" · about {max(1, round(secs / 60))} min left" if secs >= 60 else f" · about {secs:.0f} s left"
-        self.window.show_status(f"Teaching the OCR: {what} {done}/{total}{left} (at most; it stops when it "
-                                "stops improving, or at Series > Stop teaching)")
+            left = f" · at most {max(1, round(secs / 60))} min left" if secs >= 60 else f" · at most {secs:.0f} s left"
+        # "at most": it stops when it stops improving. A count, so not logged in the Messages at
+        # every step; short enough for the status line of a 1400-pixel window beside the bar
+        self.window.show_status(f"Teaching the OCR: {what} {done}/{total}{left}", log=False)
 
     def _on_done(self, req_id: int, result, path: str) -> None:
         if not self.reading.host.wanted(req_id) or self.window.closing:
