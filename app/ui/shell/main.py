@@ -184,11 +184,15 @@ def run_gui(args) -> int:
             return _smoke_test(app, window, path or str(_write_smoke_page(Path(tmp.name) / "pages")))
         finally:
             tmp.cleanup()
+    from app.ui.shell.ending import end_on_signals
+
+    put_back = end_on_signals(window, app.quit)  # SIGTERM, SIGHUP, Ctrl+C: closed, every edit kept
     if path:
         window.session.open_path(path)
     else:
         window.session.reopen_after_crash()
     code = app.exec()
+    put_back()
     if not window.stopped_cleanly:
         # a worker is still inside a step that cannot be interrupted: its QThread must not be
         # destroyed while it runs (Qt aborts the process). Everything is saved: end here.
