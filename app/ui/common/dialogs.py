@@ -202,7 +202,8 @@ class Questions:
     def restore_autosave(self, source: str) -> bool:
         """After a crash: restore the autosaved edits of `source`?"""
         return self._yes("restore_autosave", QMessageBox.Icon.Question, "Restore unsaved edits?",
-                         f"Hayai Desktop did not close normally while {source} was open.\n\n"
+                         f"The last session on {source} ended with edits not saved (the app did not close normally, "
+                         "or it was ended by the system).\n\n"
                          "Restore the edits that were not saved?", default_yes=True)
 
 
