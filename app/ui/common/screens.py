@@ -61,10 +61,8 @@ def _frame_of(window: QWidget) -> QRect:
 def _frame_margins(window: QWidget) -> QSize:
     """The frame the window manager adds around `window`: measured once the window is shown
     with its frame, FRAME_ALLOWANCE before that."""
-    frame, inner = window.frameGeometry(), window.geometry()
-    if window.isVisible() and frame != inner:
-        return QSize(max(0, frame.width() - inner.width()), max(0, frame.height() - inner.height()))
-    return FRAME_ALLOWANCE
+    frame, inner = _frame_of(window), window.geometry()
+    return QSize(max(0, frame.width() - inner.width()), max(0, frame.height() - inner.height()))
 
 
 def place_window(window: QMainWindow, geometry: QByteArray | None = None) -> None:
