@@ -86,7 +86,8 @@ def synthetic(args) -> dict:
                "plain_print": [result.plain_before, result.plain_after],
                "kept": result.kept, "reason": result.reason,
                "heldout": [round(result.heldout_before, 4), round(result.heldout_after, 4)],
-               "epochs": result.epochs, "scale": result.scale, "seconds": round(time.perf_counter() - started, 1),
+               "epochs": result.epochs, "scale": result.scale, "refit": result.refit,
+               "seconds": round(time.perf_counter() - started, 1),
                "new_face_cer": [round(before_new, 4), round(before_new, 4)],
                "training_faces_cer": [round(before_seen, 4), round(before_seen, 4)]}
         if result.adapter is not None:
@@ -152,7 +153,7 @@ def real(args) -> dict:
                "measured_on": test_book + " (second half)", "corrections": result.corrections,
                "test_crops": len(test), "cer": [round(before, 4), round(after, 4)], "kept": result.kept,
                "reason": result.reason, "new_chars": len(result.new_chars), "epochs": result.epochs,
-               "scale": result.scale, "drawn": result.rehearsal,
+               "scale": result.scale, "refit": result.refit, "drawn": result.rehearsal,
                "seconds": round(time.perf_counter() - started, 1)}
         print(json.dumps(row, ensure_ascii=False), flush=True)
         rows.append(row)

@@ -13,6 +13,9 @@ training: its training faces drawn white on black.
   can write.
 - The command: corrections in a volume's saved project -> the report and the adapter beside the
   project; `recognize --adapter` reads with it.
+- Trained again on every correction once the held-out ones chose the epochs: the adapter kept
+  learned the held-out pages (a character only they hold, their CER), the report's held-out figure
+  is the first training's, teaching again weighs that first training, and stopping keeps it.
 """
 from __future__ import annotations
 
@@ -502,7 +505,7 @@ def test_teaching_again_never_replaces_a_better_adapter_and_says_what_each_read(
     from app.ocr.adapt_weigh import weigh_against_previous
 
     samples = _samples()
-    good = adapt(demo, samples, FAST, name="vol")
+    good = adapt(demo, samples, replace(FAST, refit="off"), name="vol")  # trained once: not on the held-out pages
     assert good.kept and set(good.adapter.report["trained_pages"]) == {
         s.group for s in samples if s.group not in {h.group for h in good.held_out}}
     # a new run whose adapter learned nothing, against the adapter already there: it stays
@@ -529,7 +532,8 @@ def test_the_command_taught_again_weighs_the_adapter_there_and_keeps_the_one_it_
 
     folder = _volume(tmp_path, _samples(44, seed=6), checked_pages=(9,), read_pages=(10,))
     adapter = folder.parent / ADAPTER_FILE
-    args = ["adapt", str(folder.parent), "--epochs", "6", "--model", str(DEMO), "--device", "cpu"]
+    # trained once: an adapter trained again on every correction learns the pages held out next time too
+    args = ["adapt", str(folder.parent), "--epochs", "6", "--model", str(DEMO), "--device", "cpu", "--refit", "off"]
     assert main(args) == 0, capsys.readouterr().out
     assert "the adapter you had" not in capsys.readouterr().out and not previous_path(adapter).exists()
     first = adapter.read_bytes()
@@ -598,3 +602,87 @@ def test_two_adapters_are_told_apart_only_when_the_crops_say_so_clearly():
     # worse on every other crop: clear
     assert clearly_worse([3 if i % 2 else 2 for i in range(50)], same, chars) >= 0.95
     assert clearly_worse(same, [3 if i % 2 else 2 for i in range(50)], chars) == 0.0  # better is never worse
+
+
+def _held_out_read(demo, adapter: Adapter, held: list[Sample]) -> float:
+    """The CER of the held-out corrections read as reading reads, with `adapter` on a copy of the model."""
+    import copy
+
+    from app.ocr.recognizer import Recognizer
+    from app.ocr.text import score
+
+    rec = Recognizer(copy.deepcopy(demo.model), demo.tokenizer, demo._device, demo.base_name, demo.folder,
+                     demo.precision)
+    rec.use_adapter(adapter)
+    out = rec.recognize([x.image for x in held], max_num_patches=PATCHES, max_new_tokens=16)
+    return score([r.text for r in out], [x.text for x in held]).cer
+
+
+def test_once_the_held_out_corrections_chose_the_epochs_it_trains_again_on_every_one_of_them(demo):
+    from dataclasses import replace
+
+    from app.ocr.training_data import split_by_page
+
+    samples = _samples()
+    # a character the vocabulary lacks, on the pages that will be held out only
+    _, held_idx = split_by_page(samples, FAST.holdout, FAST.seed)
+    held_pages = {samples[i].group for i in held_idx}
+    samples = [replace(x, text=x.text + "Ω") if x.group in held_pages else x for x in samples]
+    result = adapt(demo, samples, FAST)  # "auto": the demo model is narrow, so it trains again
+    assert result.kept and result.refit == "kept", result.summary()
+    assert 1 <= result.refit_epochs <= result.epochs  # the best epoch's number, as the held-out chose
+    assert [h["again"] for h in result.history if "again" in h] == [result.refit_epochs]
+    assert result.new_chars == "Ω" and result.adapter.new_chars == "Ω"  # learned from the held-out pages
+    assert result.checked_adapter.new_chars == ""  # the first training never saw them
+    assert set(result.adapter.report["trained_pages"]) == {x.group for x in samples}
+    assert set(result.checked_adapter.report["trained_pages"]) == {x.group for x in samples} - held_pages
+    held = [x for x in samples if x.group in held_pages]
+    first = _held_out_read(demo, result.checked_adapter, held)
+    assert abs(first - result.heldout_after) < 1e-9  # the report's held-out figure is the first training's
+    assert _held_out_read(demo, result.adapter, held) < first - 0.1  # the adapter kept learned them too
+    assert "then trained again from the start on all 48 corrections" in result.summary()
+    # switched off (and "auto" for a real-size model): the first training is the adapter
+    off = adapt(demo, samples, replace(FAST, refit="off"))
+    assert off.refit == "" and off.checked_adapter is None and off.new_chars == ""
+    assert off.heldout_after == result.heldout_after and "trained again" not in off.summary()
+    with pytest.raises(UserError, match="refit='all'"):
+        adapt(demo, samples, replace(FAST, refit="all"))
+
+
+def test_training_again_is_kept_only_when_plain_print_and_the_confirmations_read_no_worse():
+    from app.ocr.adapt import refit_verdict
+
+    assert refit_verdict(0.10, 0.12, 0.12, 0.05, 0.053, 0.003) == "kept"  # as the first, confirmations +0.3
+    assert refit_verdict(0.10, 0.09, 0.102, None, None, 0.003) == "kept"  # worse than the first, within the rise
+    assert refit_verdict(None, None, None, None, None, 0.003) == "kept"  # nothing to check with
+    worse = refit_verdict(0.10, 0.12, 0.13, 0.05, 0.05, 0.003)
+    assert worse.startswith("plain print was read worse (drawn crops: 12.0 % with the first training, 13.0 %")
+    conf = refit_verdict(0.10, 0.12, 0.11, 0.05, 0.06, 0.003)
+    assert conf.startswith("the confirmed blocks were read worse (CER 5.0 % -> 6.0 %")
+
+
+def test_stopping_while_it_trains_again_keeps_the_first_training(demo):
+    samples = _samples()
+    stages = []
+
+    def progress(stage, done, total):
+        stages.append(stage)
+
+    result = adapt(demo, samples, FAST, progress=progress, stop=lambda: "again" in stages)
+    assert result.kept and result.stopped == "" and result.refit == "stopped when you asked"
+    assert result.checked_adapter is None and result.adapter.report["trained_pages"] == sorted(
+        {x.group for x in samples} - {x.group for x in result.held_out})
+    assert "trained again on all 48 corrections too, not kept: stopped when you asked" in result.summary()
+
+
+def test_teaching_again_weighs_the_first_training_of_a_run_that_trained_again(demo):
+    from dataclasses import replace
+
+    from app.ocr.adapt_weigh import weigh_against_previous
+
+    result = adapt(demo, _samples(), FAST)
+    assert result.refit == "kept"
+    nothing = replace(_learned_nothing(result.adapter), report={**result.adapter.report, "trained_pages": []})
+    assert weigh_against_previous(demo, result, nothing, PATCHES, 16)
+    # the held-out corrections read with the training that never saw them, not with the one trained on them
+    assert abs(result.new_cer - result.heldout_after) < 1e-9 and result.kept

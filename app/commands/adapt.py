@@ -44,6 +44,11 @@ def add_parser(sub) -> None:
     p.add_argument("--whole", default="auto", choices=["auto", "on", "off"],
                    help="train the decoder's own weights too, beside its low-rank adapters (default auto: for a small "
                         "model such as the demo recognizer; a real-size model keeps to the adapters)")
+    p.add_argument("--refit", default="auto", choices=["auto", "on", "off"],
+                   help="once the held-out corrections have chosen the epochs, train again from the start on every "
+                        "correction, the held-out ones too, kept when plain print and the confirmed blocks read no "
+                        "worse (default auto: for a small model such as the demo recognizer; a real-size model, "
+                        "where it takes as long again, does not)")
     p.add_argument("--seed", type=int, default=0, help="seed of the held-out split and the training (default 0)")
     p.add_argument("--model", default=None, help="OCR model folder or model-store name (default: the app's)")
     p.add_argument("--device", default="auto", choices=["auto", "cuda", "mps", "cpu"])
@@ -97,7 +102,7 @@ def run(args) -> int:
 
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
                                                                    rehearse=args.rehearse, augment=args.augment,
-                                                                   mixed=args.mixed, whole=args.whole,
+                                                                   mixed=args.mixed, whole=args.whole, refit=args.refit,
                                                                    feature_dropout=args.feature_dropout,
                                                                    max_minutes=args.max_minutes),
                              out=args.out, progress=progress)

@@ -4,7 +4,8 @@ ahead left them.
 
 `crops_of` makes the crops of a run of app.ocr.adapt.adapt: the corrections and confirmations,
 the held-out split by page, the clean crops of other texts drawn to rehearse plain print
-(app.render.specimen) and the varied copies (app.ocr.training_data.varied); for the same samples,
+(app.render.specimen) and the varied copies (app.ocr.training_data.varied), the held-out
+corrections' copies too when the run trains again on every correction (`refit`); for the same samples,
 texts and seed they are the same pixels. `looked_at` runs the frozen tower on them, 16 at a time,
 through app.ocr.feature_cache. `look_ahead` does that before a teaching (the window, after a
 save), so the teaching itself finds every crop looked at.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -35,6 +36,7 @@ Specimens = Callable[[list[str], list[bool], int, list[int] | None], list[tuple[
 
 WHOLE_BELOW_WIDTH = 512  # "auto" trains the decoder's own weights for models narrower than this
 AUGMENT_SMALL = 2  # varied copies of each training correction that "auto" gives a model narrower than 512
+REFITS = ("auto", "on", "off")  # AdaptSettings.refit: "auto" trains again on every correction below WHOLE_BELOW_WIDTH
 
 
 class CropSettings(Protocol):
@@ -47,6 +49,7 @@ class CropSettings(Protocol):
     shaped: bool
     augment: int | str
     mixed: str
+    refit: str
 
 
 @dataclass
@@ -62,11 +65,14 @@ class Crops:
     variants: list[tuple[Image.Image, str]]
     width: int
     copies: int
+    refit: bool = False  # trained again on every correction once the held-out ones chose the epochs
+    held_variants: list[tuple[Image.Image, str]] = field(default_factory=list)  # their copies, for that
 
     @property
     def images(self) -> list[Image.Image]:
         return ([x.image for x in self.corrections] + [x.image for x in self.confirmations]
-                + [im for im, _ in self.drawn] + [im for im, _ in self.variants])
+                + [im for im, _ in self.drawn] + [im for im, _ in self.variants]
+                + [im for im, _ in self.held_variants])
 
 
 def crops_of(cfg, samples: list[Sample], s: CropSettings, specimens: Specimens | None,
@@ -97,7 +103,12 @@ def crops_of(cfg, samples: list[Sample], s: CropSettings, specimens: Specimens |
     # the drawn crops trained on get as many copies: plain print keeps its share of the training (without
     # them two copies read the synthetic training faces 1.8 points worse on one seed of three)
     variants += [(varied(im, vrng), text) for k, (im, text) in enumerate(drawn) if k % 4 != 3 for _ in range(copies)]
-    return Crops(corrections, confirmations, train_idx, held_idx, drawn, variants, width, copies)
+    refit = s.refit == "on" or (s.refit == "auto" and width < WHOLE_BELOW_WIDTH)
+    hrng = random.Random(s.seed + 3)  # its own: the copies above stay the pixels they were without it
+    held_variants = [(varied(corrections[i].image, hrng), corrections[i].text) for i in held_idx
+                     for _ in range(copies)] if refit else []
+    return Crops(corrections, confirmations, train_idx, held_idx, drawn, variants, width, copies, refit,
+                 held_variants)
 
 
 def looked_at(model, recognizer, images: list[Image.Image], patches: int, amp, cache, check,

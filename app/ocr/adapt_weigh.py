@@ -4,7 +4,9 @@ there was not trained on (`app.ocr.training_data.page_key`), and the one there s
 reads them clearly better (`clearly_worse`: a paired bootstrap over
 the crops, since a few dozen crops decide a difference of a point by chance).
 `weigh_against_previous(recognizer, result, previous, patches)` marks an `app.ocr.adapt`
-result not kept, and says why, when it loses.
+result not kept, and says why, when it loses. When the run trained again on every correction, the
+held-out ones included, the new side is its first training (`AdaptResult.checked_adapter`), the one
+that never saw them: the adapter trained again stands or falls with it.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ def weigh_against_previous(recognizer, result: AdaptResult, previous: Adapter, p
     seen = set(previous.report["trained_pages"])
     fresh = [x for x in result.held_out if page_key(x.group) not in seen]
     if not fresh:
+        result.unweighed = True  # the report says why (an adapter trained again on every correction learned them)
         return False
 
     def edits_with(adapter: Adapter) -> list[int]:
@@ -46,12 +49,12 @@ def weigh_against_previous(recognizer, result: AdaptResult, previous: Adapter, p
         return [score([r.text], [x.text]).edits for r, x in zip(out, fresh)]
 
     chars = [max(1, len(normalize(x.text))) for x in fresh]
-    old, new = edits_with(previous), edits_with(result.adapter)
+    old, new = edits_with(previous), edits_with(result.checked_adapter or result.adapter)
     result.previous_cer, result.new_cer = sum(old) / sum(chars), sum(new) / sum(chars)
     result.previous_checked = len(fresh)
     worse = clearly_worse(new, old, chars)
     if worse:
-        result.kept, result.adapter = False, None
+        result.kept, result.adapter, result.checked_adapter = False, None, None
         result.reason = (f"the adapter you had reads the {len(fresh)} held-out corrections it was not trained on "
                          f"clearly better ({100 * result.previous_cer:.1f} % against {100 * result.new_cer:.1f} %, in "
                          f"{100 * worse:.0f} % of {BOOTSTRAP} resamples of them); it stays as it was")

@@ -43,7 +43,7 @@ class AdaptController(QObject):
         self.window = window
         self.reading = reading
         self.req_id = 0
-        self._started = 0.0
+        self._stage, self._stage_started = "", 0.0  # the stage being reported, since when
         self.last_report = ""
         self.teach = QAction("&Teach the OCR my corrections…", self)
         self.teach.setStatusTip("Adapt the OCR model to the text corrected by hand in this series' volumes")
@@ -99,7 +99,7 @@ class AdaptController(QObject):
         self.window.flush_editors()
         if not self.window.session.save():  # it said why; the corrections are read from the saved project
             return
-        self._started = time.monotonic()
+        self._stage = ""  # a new teaching: each stage's time counted from its own start
         self._stop = threading.Event()
         self.req_id = self.reading.host.submit("adapt", self.target(), {}, stop=self._stop)
         self.stop_teaching.setEnabled(True)
@@ -143,13 +143,18 @@ class AdaptController(QObject):
         self.reading.progress.setRange(0, total)
         self.reading.progress.setValue(done)
         what = {"features": "looking at the corrected blocks and the drawn print", "training": "learning",
+                "again": "learning again, the held-out too",
                 "comparing": "weighing the new adapter against the one you had"}.get(stage, stage)
+        if stage != self._stage:
+            self._stage, self._stage_started = stage, time.monotonic()
         left = ""
-        if stage == "training" and done:
-            secs = (time.monotonic() - self._started) * (total - done) / done
-            left = f" · at most {max(1, round(secs / 60))} min left" if secs >= 60 else f" · at most {secs:.0f} s left"
-        # "at most": it stops when it stops improving. A count, so not logged in the Messages at
-        # every step; short enough for the status line of a 1400-pixel window beside the bar
+        if stage in ("training", "again") and done:  # from this stage's start: the crops' features took their own time
+            secs = (time.monotonic() - self._stage_started) * (total - done) / done
+            # "at most" while learning: it stops when it stops improving; learning again runs its epochs
+            bound = "at most" if stage == "training" else "about"
+            left = f" · {bound} {max(1, round(secs / 60))} min left" if secs >= 60 else f" · {bound} {secs:.0f} s left"
+        # a count, so not logged in the Messages at every step; short enough for the status line of a
+        # 1400-pixel window beside the bar
         self.window.show_status(f"Teaching the OCR: {what} {done}/{total}{left}", log=False)
 
     def _on_done(self, req_id: int, result, path: str) -> None:
