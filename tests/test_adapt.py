@@ -673,6 +673,11 @@ def test_stopping_while_it_trains_again_keeps_the_first_training(demo):
     assert result.checked_adapter is None and result.adapter.report["trained_pages"] == sorted(
         {x.group for x in samples} - {x.group for x in result.held_out})
     assert "trained again on all 48 corrections too, not kept: stopped when you asked" in result.summary()
+    # asked during the first training: not trained again at all, and the report says so
+    stages.clear()
+    early = adapt(demo, samples, FAST, progress=progress, stop=lambda: stages.count("training") >= 30)  # epoch 3
+    assert early.stopped == "asked" and early.refit == "you asked to stop before it"
+    assert "not trained again on all 48 corrections: you asked to stop before it" in early.summary()
 
 
 def test_teaching_again_weighs_the_first_training_of_a_run_that_trained_again(demo):

@@ -228,6 +228,8 @@ class AdaptResult:
             text += (f"; then trained again from the start on all {self.corrections} corrections, the held-out ones "
                      f"too, for the {self.refit_epochs} epoch{'s' if self.refit_epochs != 1 else ''} they chose: "
                      "that is the adapter (the held-out figures are the first training's)")
+        elif self.refit.startswith(("you asked to stop", "the time limit")):
+            text += f"; not trained again on all {self.corrections} corrections: {self.refit}"
         elif self.refit:
             text += f"; trained again on all {self.corrections} corrections too, not kept: {self.refit}"
         if self.unweighed:
@@ -453,7 +455,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     trained_on = train_idx
     refit, first = "", None
     if kept and looked.refit and train and best[2] > 0:
-        refit = "stopped when you asked, before it" if stopped == "asked" else (
+        refit = "you asked to stop before it" if stopped == "asked" else (
             f"the time limit of {s.max_minutes:g} min left no time for it" if stopped == "time" else "")
         all_items = None
         if not refit:
