@@ -88,19 +88,21 @@ replaced by a worse one for being taught again.
 Without an adapter nothing here touches the model: reading stays the published path. The
 adapter file, the new characters' rows and putting an adapter on a model are app.ocr.adapter. The
 training steps on the cached features (a step's loss, a reading's CER, the scale-back) are
-app.ocr.adapt_steps.
+app.ocr.adapt_steps. What a run reports (`AdaptResult` and its one-paragraph summary) is
+app.ocr.adapt_result.
 """
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import torch
 
 from app.errors import Cancelled, UserError
 from app.ocr.adapt_crops import REFITS, WHOLE_BELOW_WIDTH, Progress, Specimens, crops_of, looked_at
+from app.ocr.adapt_result import AdaptResult
 
 # the steps' names looked up here, not in adapt_steps: bench/adapt.py times a step by replacing _loss
 from app.ocr.adapt_steps import Cached as _Cached
@@ -151,105 +153,6 @@ class AdaptSettings:
     shaped: bool = False  # drawn crops laid out as a training correction of about their length is
     # (its direction, its number of columns; on the real books over three seeds it read every row
     # worse, docs/accuracy.md); False: tall as often as the corrections are, about PER_LINE a column
-
-
-@dataclass
-class AdaptResult:
-    kept: bool
-    reason: str
-    heldout_before: float
-    heldout_after: float
-    confirm_before: float | None
-    confirm_after: float | None
-    corrections: int
-    train: int
-    heldout: int
-    confirmations: int
-    volumes: int
-    epochs: int
-    new_chars: str
-    seconds: float
-    rehearsal: int = 0  # drawn crops trained on beside the corrections
-    plain_before: float | None = None  # CER of the drawn crops kept for the plain-print check
-    plain_after: float | None = None
-    plain_checked: int = 0  # drawn crops of the plain-print check
-    variants: int = 0  # varied copies of the training corrections trained on
-    scale: float = 1.0  # the share of the trained change kept (AdaptSettings.scales)
-    adapter: Adapter | None = None
-    history: list[dict] = field(default_factory=list)
-    whole: bool = False  # the decoder's own weights were trained too (AdaptSettings.whole)
-    stopped: str = ""  # why training ended before early stopping: "asked" (`stop`), "time" (max_minutes)
-    max_minutes: float = 0.0
-    held_out: list = field(default_factory=list, repr=False)  # the held-out corrections (Sample), not reported
-    previous_cer: float | None = None  # the adapter there before, on the held-out corrections it never trained on
-    new_cer: float | None = None  # this run's adapter on the same ones (both read as reading reads)
-    previous_checked: int = 0  # how many of them
-    replaced: str = ""  # where the adapter file this one replaced was kept (app.core.reading.corrections)
-    remembered: int = 0  # corrections and confirmations whose tower features an earlier run had left in the cache
-    refit: str = ""  # trained again on every correction (AdaptSettings.refit): "kept", or why the first training
-    # was kept instead; "" when it was not tried
-    refit_epochs: int = 0
-    unweighed: bool = False  # the adapter there had learned every page held out now: the two were not weighed
-    checked_adapter: Adapter | None = field(default=None, repr=False)  # the first training's (when trained again):
-    # the one the held-out corrections judged, which weigh_against_previous weighs
-
-    def summary(self) -> str:
-        """The report in one paragraph, as the window and `adapt` show it."""
-        def pct(v):
-            return f"{100 * v:.1f} %"
-
-        lines = [f"held-out corrections: CER {pct(self.heldout_before)} -> {pct(self.heldout_after)}"]
-        if self.confirm_before is not None:
-            lines.append(f"confirmed blocks: {pct(self.confirm_before)} -> {pct(self.confirm_after)}")
-        else:
-            lines.append("confirmed blocks: none (mark pages checked to guard what the model already reads)")
-        if self.plain_before is not None:
-            lines.append(f"plain print ({self.plain_checked} drawn crop{'s' if self.plain_checked != 1 else ''} "
-                         f"checked): {pct(self.plain_before)} -> {pct(self.plain_after)}")
-        vols = f" from {self.volumes} volume{'s' if self.volumes != 1 else ''}" if self.volumes else ""
-        copies = self.variants // self.train if self.train else 0
-        drawn = (f"; {self.rehearsal} drawn in the app's faces to keep plain print{', varied as often' if copies else ''}"
-                 if self.rehearsal else "")
-        varied = (f", each also as {copies} varied cop{'y' if copies == 1 else 'ies'} (margins, tone)"
-                  if copies else "")
-        lines.append(f"{self.corrections} corrections{vols} ({self.train} trained on{varied}, {self.heldout} held "
-                     f"out{drawn})")
-        text = "; ".join(lines)
-        if self.new_chars:
-            text += f"; new characters: {self.new_chars}"
-        if self.scale < 1.0:
-            text += (f"; {100 * self.scale:.0f} % of the trained change kept (the held-out corrections read "
-                     "better than with all of it)")
-        if self.previous_cer is not None:
-            text += (f"; the adapter you had, on the {self.previous_checked} held-out correction"
-                     f"{'s' if self.previous_checked != 1 else ''} it was not trained on: {pct(self.previous_cer)} "
-                     f"(this one: {pct(self.new_cer)})")
-        if self.refit == "kept":
-            text += (f"; then trained again from the start on all {self.corrections} corrections, the held-out ones "
-                     f"too, for the {self.refit_epochs} epoch{'s' if self.refit_epochs != 1 else ''} they chose: "
-                     "that is the adapter (the held-out figures are the first training's)")
-        elif self.refit.startswith(("you asked to stop", "the time limit")):
-            text += f"; not trained again on all {self.corrections} corrections: {self.refit}"
-        elif self.refit:
-            text += f"; trained again on all {self.corrections} corrections too, not kept: {self.refit}"
-        if self.unweighed:
-            text += ("; the adapter you had learned every page held out now, so the two could not be weighed on "
-                     "them: this one replaces it")
-        if self.remembered:
-            text += (f"; {self.remembered} block{'s' if self.remembered != 1 else ''} already looked at in an "
-                     "earlier teaching")
-        verdict = "Adapter kept" if self.kept else f"Adapter discarded: {self.reason}"
-        took = f"{self.epochs} epoch{'s' if self.epochs != 1 else ''}, {self.seconds:.0f} s"
-        if self.stopped == "asked":
-            took = f"stopped when you asked, after {took}; the best epoch so far"
-        elif self.stopped == "time":
-            took = f"stopped at the time limit of {self.max_minutes:g} min, after {took}; the best epoch so far"
-        return f"{text}. {verdict} ({took})."
-
-    def as_dict(self) -> dict:
-        out = {k: v for k, v in asdict(self).items() if k not in ("adapter", "held_out", "checked_adapter")}
-        return out
-
 
 
 def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = None, name: str = "",
@@ -457,7 +360,12 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     if kept and looked.refit and train and best[2] > 0:
         refit = "you asked to stop before it" if stopped == "asked" else (
             f"the time limit of {s.max_minutes:g} min left no time for it" if stopped == "time" else "")
-        all_items = None
+        # every correction, the drawn crops and copies the first training had, the held-out ones' copies
+        steps = math.ceil((len(corrections) + len(train_items) - len(train_idx) + len(looked.held_variants))
+                          / s.batch_size)
+        if not refit and s.max_minutes and (time.perf_counter() - started + best[2] * steps * step_s + read_s
+                                            + confirm_s >= 60 * s.max_minutes):
+            refit = f"the time limit of {s.max_minutes:g} min left no time for it"
         if not refit:
             chars = unknown_chars(base_tok, [x.text for x in corrections])
             again = copy.deepcopy(recognizer.model)
@@ -469,11 +377,6 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             all_items += drawn_and_copies(tok2)
             all_items += [_Cached(f, shape, tok2.encode(text), text)
                           for (f, shape), (_, text) in zip(held_variant_feats, looked.held_variants)]
-            steps = math.ceil(len(all_items) / s.batch_size)
-            if s.max_minutes and (time.perf_counter() - started + best[2] * steps * step_s + read_s + confirm_s
-                                  >= 60 * s.max_minutes):
-                refit = f"the time limit of {s.max_minutes:g} min left no time for it"
-        if not refit:
             gen2 = torch.Generator().manual_seed(s.seed)
             for epoch in range(best[2]):
                 again.train()

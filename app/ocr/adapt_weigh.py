@@ -18,7 +18,7 @@ from app.ocr.text import normalize
 from app.ocr.training_data import page_key
 
 if TYPE_CHECKING:
-    from app.ocr.adapt import AdaptResult
+    from app.ocr.adapt_result import AdaptResult
 
 
 def weigh_against_previous(recognizer, result: AdaptResult, previous: Adapter, patches: int,
