@@ -21,6 +21,26 @@ def test_text_edit_and_restore():
         edits.set_text(p, "nope", "x")
 
 
+def test_a_reading_taken_in_keeps_what_the_user_did_meanwhile():
+    from dataclasses import replace
+
+    asked = page(4)  # the page when the reading was asked for
+    read = [replace(b, ocr_text=f"new{i}", model="m + adapted", patches=128) for i, b in enumerate(asked.blocks)]
+    now = edits.set_text(asked, "b0", "typed meanwhile")
+    now = edits.set_translation(now, "b1", "my translation")
+    now = edits.set_box(now, "b2", (50, 0, 60, 20))  # moved meanwhile: the reading of its old box is stale
+    now = edits.delete_blocks(now, ["b3"])
+    now = edits.add_block(now, Block(id="m1", order=0, kind="manual", box=(0, 30, 5, 40), ocr_text="drawn"))
+    got = edits.take_reading(now, read)
+    b0, b1, b2, m1 = (got.block(i) for i in ("b0", "b1", "b2", "m1"))
+    assert (b0.ocr_text, b0.text, b0.model, b0.patches) == ("new0", "typed meanwhile", "m + adapted", 128)
+    assert (b1.ocr_text, b1.translation, b1.text) == ("new1", "my translation", None)
+    assert b2 == now.block("b2") and m1 == now.block("m1") and got.block("b3") is None
+    assert [b.id for b in got.blocks] == [b.id for b in now.blocks]
+    # a text typed that the new reading now gives is no longer an edit
+    assert edits.take_reading(edits.set_text(asked, "b0", "new0"), read).block("b0").text is None
+
+
 def test_box_is_clamped_sorted_and_drops_polygon():
     p = edits.set_box(page(), "b0", (120, 60, -5, 10))
     assert p.block("b0").box == (0.0, 10.0, 100.0, 50.0)

@@ -130,6 +130,40 @@ def test_recognize_region_and_read_blocks(processed, tiny_detector, recognizer, 
     assert pipeline.read_blocks(image, []) == []
 
 
+def test_read_again_reads_the_boxes_it_is_given_and_no_detector(processed, recognizer, volume):
+    """The boxes a page has (drawn by hand here, not the detector's) are read again: no detector
+    (None would fail), the same blocks back with the new reading and the user's text and
+    translation, a page that cannot be loaded with its error, progress over pages and blocks."""
+    from app.core.document.types import Page
+
+    drawn = (Block(id="m1", order=1, kind="manual", box=(10, 10, 90, 120), text="mine", translation="T"),
+             Block(id="m2", order=2, kind="manual", box=(120, 40, 230, 300), ocr_text="old", model="before"))
+    asked = [Page(name="page1.png", width=240, height=320, blocks=drawn, processed=True),
+             Page(name="page4.png", width=240, height=320, blocks=drawn[:1], processed=True),
+             Page(name="page3.jpg", width=300, height=200, blocks=(), processed=True),
+             Page(name="page2.png", width=240, height=320, blocks=drawn[1:], processed=True)]
+    events: list[PipelineProgress] = []
+    settings = PipelineSettings(**{**SETTINGS.__dict__, "chunk_pages": 2})
+    with open_source(volume) as source:
+        got = list(Pipeline(None, recognizer, settings).read_again(source, asked, progress=events.append))
+        images = {n: source.load(n) for n in ("page1.png", "page2.png")}
+    assert [p.name for p in got] == ["page1.png", "page4.png", "page3.jpg", "page2.png"]
+    expected = recognizer.recognize([crop(images["page1.png"], b.box) for b in drawn], max_num_patches=64,
+                                    max_new_tokens=6)
+    one, bad, empty, two = got
+    assert [replace(b, ocr_text="", model="", patches=None) for b in one.blocks] == [
+        replace(b, ocr_text="", model="", patches=None) for b in drawn]  # ids, boxes, text, translation kept
+    assert [b.ocr_text for b in one.blocks] == [t.text for t in expected]
+    assert all(b.model == recognizer.name and b.patches == 64 for b in one.blocks + two.blocks)
+    assert "page4.png" in bad.error and bad.blocks == drawn[:1]
+    assert empty == asked[2] and two.error is None
+    (again,) = recognizer.recognize([crop(images["page2.png"], drawn[1].box)], max_num_patches=64, max_new_tokens=6)
+    assert two.blocks[0].ocr_text == again.text
+    assert events[0] == PipelineProgress(0, 4, 0, 4) and events[-1] == PipelineProgress(4, 4, 4, 4)
+    with open_source(volume) as source, pytest.raises(Cancelled):
+        next(Pipeline(None, recognizer, settings).read_again(source, asked, cancel=lambda: True))
+
+
 class _Recorded:
     """The real detector / recognizer, calls passed through; `hook` runs before each call."""
 

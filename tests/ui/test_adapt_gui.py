@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
 
+from app.core.document import edits
 from app.core.reading.corrections import PROJECT_ADAPTER_SUFFIX
 from tests.test_adapt import _samples, _volume
 
@@ -70,14 +71,27 @@ def test_teach_the_ocr_report_toggle_and_read_again_keep_hand_edits(make_window,
 
     # read again the pages nobody edited by hand and nobody checked: 010 only; every hand edit
     # stays, and so does the checked page 009, its confirmed text and its mark
+    # 010's boxes are read again with the adapter, the detector left out: its four blocks stay
+    # (the demo detector finds none of them) with their ids, boxes, order and translation
     checked = w.doc.page("009.png")
+    w.edit(lambda p: edits.set_translation(p, "b1", "kept"), "translation", page="010.png")
+    before = w.doc.page("010.png")
     with qtbot.waitSignal(w.run_finished, timeout=180000) as run:
         assert w.adapting.read_unedited.isEnabled()
         w.adapting.read_unedited.trigger()
     assert run.args == ["done"]
     assert w.reading.run_stats.total == 1
     page = w.doc.page("010.png")
-    assert page.processed and all(b.model.endswith("adapted to vol1") for b in page.blocks)
+    assert len(page.blocks) == 4 and page.processed
+    assert "; boxes kept, " in w.status_label.text() and " of 4 block(s) read differently" in w.status_label.text()
+    assert [(b.id, b.order, b.box, b.translation) for b in page.blocks] == [
+        (b.id, b.order, b.box, b.translation) for b in before.blocks]
+    assert all(b.model.endswith("adapted to vol1") and b.text is None for b in page.blocks)
+    assert w.undo_stack.undoText() == "read 010.png again"
+    w.undo_stack.undo()
+    assert w.doc.page("010.png") == before
+    w.undo_stack.redo()
+    assert w.doc.page("010.png") == page
     assert w.doc.page("009.png") == checked and checked.checked
     for name, texts in edited.items():
         assert [b.text for b in w.doc.page(name).blocks] == texts, name

@@ -5,6 +5,7 @@ The GUI wraps each in an undo command holding the page before and after. Boxes a
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from app.core.document.types import Block, Box, Page
@@ -94,10 +95,22 @@ def set_box(page: Page, block_id: str, box: Box) -> Page:
     return _replace_block(page, replace(b, box=clamp_box(box, page.width, page.height), polygon=None))
 
 
-def replace_block(page: Page, block: Block) -> Page:
-    """Put a re-read block (same id) in place, keeping its order number."""
-    old = page.blocks[_index(page, block.id)]
-    return _replace_block(page, replace(block, order=old.order))
+def take_reading(page: Page, read: Sequence[Block]) -> Page:
+    """`page` with what a reading of its blocks gave (`read`: blocks re-read by the pipeline, as
+    they were when the reading was asked for): each block of the page that is still there with
+    the same box takes the reading's `ocr_text`, model and patches, and keeps everything else it
+    has now: the user's text, translation and style, even when changed during the reading (a
+    text that now equals the model's is no longer an edit). Blocks moved or deleted since are
+    left as they are."""
+    by_id = {b.id: b for b in read}
+    blocks = []
+    for b in page.blocks:
+        r = by_id.get(b.id)
+        if r is not None and r.box == b.box:
+            b = replace(b, ocr_text=r.ocr_text, model=r.model, patches=r.patches,
+                        text=None if b.text == r.ocr_text else b.text)
+        blocks.append(b)
+    return replace(page, blocks=tuple(blocks))
 
 
 def unique_id(page: Page, wanted: str) -> str:

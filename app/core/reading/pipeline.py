@@ -247,6 +247,42 @@ class Pipeline:
             blocks = [self._filled(b, t) for b, t in zip(pages[n].blocks, mine, strict=True)]
             pages[n] = replace(pages[n], blocks=tuple(blocks), processed=True)
 
+    def read_again(self, source, pages: Sequence[Page],
+                   progress: Callable[[PipelineProgress], None] | None = None,
+                   cancel: Callable[[], bool] | None = None) -> Iterator[Page]:
+        """Read the blocks of `pages` (as they are: their boxes, ids and order) again with this
+        pipeline's recognizer, the detector left out (a new OCR, such as one adapted to the
+        series, reads the boxes the user already has). Yields each page with the same blocks,
+        new `ocr_text`, model and patches (the user's `text` kept), or with its error when its
+        image cannot be loaded or read. Crops are read `chunk_pages` pages at a time."""
+        pages = list(pages)
+        total = len(pages)
+        counts = {"pages": 0, "blocks": 0, "blocks_total": sum(len(p.blocks) for p in pages)}
+
+        def report():
+            if progress is not None:
+                progress(PipelineProgress(counts["pages"], total, counts["blocks"], counts["blocks_total"]))
+
+        def check():
+            if cancel is not None and cancel():
+                raise Cancelled("cancelled")
+
+        report()
+        step = max(1, self.settings.chunk_pages)
+        for start in range(0, total, step):
+            chunk = pages[start:start + step]
+            names, images, failed = self._load_chunk(source, [p.name for p in chunk], check)
+            done = {p.name: p for p in chunk}
+            for name, bad in failed.items():
+                done[name] = replace(done[name], error=bad.error)
+                counts["blocks"] += len(done[name].blocks)
+            check()
+            self._read_pages([n for n in names if n in images], images, done, counts, report, cancel)
+            for name in names:
+                counts["pages"] += 1
+                report()
+                yield done[name]
+
     # -- single pages and regions ------------------------------------------------------------
 
     def detect_blocks(self, image) -> list[Block]:

@@ -65,6 +65,8 @@ class AdaptController(QObject):
         self.step_back.setEnabled(False)
         self.step_back.triggered.connect(self.go_back)
         self.read_unedited = QAction("Read &again the pages not edited by hand", self)
+        self.read_unedited.setStatusTip("Their boxes are read again with the OCR in use, adapted or not: the detector "
+                                        "is not run, and hand edits and checked pages are left as they are")
         self.read_unedited.triggered.connect(self.read_again_unedited)
         self.mark_checked = QAction("&Mark page checked", self)
         self.mark_checked.setShortcut(QKeySequence("Ctrl+Shift+Return"))
@@ -246,9 +248,11 @@ class AdaptController(QObject):
             self.reading.host.preload()  # switched at once (no reload): the model box says so
 
     def read_again_unedited(self) -> int:
-        """Read again every read page none of whose blocks was edited by hand and that is not
-        marked checked (its text, as read, is what the user confirmed: reading it again could
-        only replace confirmed text, and the page's mark with it)."""
+        """Read again, with the OCR in use (adapted or not), the boxes of every read page none of
+        whose blocks was edited by hand and that is not marked checked (its text, as read, is
+        what the user confirmed: reading it again could only replace confirmed text, and the
+        page's mark with it). The detector is not run: the pages keep their blocks (the boxes a
+        user drew or moved too), their order and their translations."""
         doc = self.window.doc
         if not doc.project:
             return 0
@@ -258,7 +262,7 @@ class AdaptController(QObject):
         if not names:
             self.window.show_status("Every read page has text edited by hand or is marked checked: nothing read again")
             return 0
-        return self.reading.run_pages(names)
+        return self.reading.read_again_pages(names)
 
     def _on_mark_checked(self, on: bool) -> None:
         page = self.window.current

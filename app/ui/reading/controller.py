@@ -42,6 +42,7 @@ class ReadingController(QObject):
         self._models: tuple | None = None  # the models configured: a change clears their failure's notice
         self.adapter_path = ""  # the OCR adapter read with (app.ui.reading.adapt_control), "" = none
         self.adapted = True
+        self.read_differently = (0, 0)  # Read again: blocks whose text changed, blocks read
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.hide()
@@ -114,6 +115,24 @@ class ReadingController(QObject):
         self._set_busy(f"Starting: {len(names)} page(s)…")
         return rid
 
+    def read_again_pages(self, names: list[str]) -> int:
+        """Read the boxes of `names` again with the OCR in use, the detector left out (the pages
+        keep their blocks, order and translations; a hand edit stays); returns the request id (0
+        when nothing to do)."""
+        doc = self.window.doc
+        if not names or not doc.project:
+            return 0
+        self.window.flush_editors()
+        pages = tuple(doc.page(n) for n in names)
+        rid = self.host.submit("read_again", doc.source, {"pages": list(names)}, names=tuple(names), pages=pages)
+        self.run_id, self.run_started = rid, time.monotonic()
+        self.run_stats = RunStats(len(names))
+        self.read_differently = (0, 0)
+        self.progress.setRange(0, len(names))
+        self.progress.setValue(0)
+        self._set_busy(f"Reading again the boxes of {len(names)} page(s)…")
+        return rid
+
     def _set_busy(self, message: str) -> None:
         self.window.show_status(message)
         self.progress.show()
@@ -168,12 +187,15 @@ class ReadingController(QObject):
         if self._stale(req_id, page_name):
             return
         page = self.window.doc.page(page_name)
-        fresh = [b for b in blocks if (old := page.block(b.id)) is not None and old.box == b.box]
-        if fresh:  # a block moved again or deleted since the request: that result is stale
-            new = page
-            for b in fresh:
-                new = edits.replace_block(new, b)
-            self.window.edit(lambda _p: new, "re-read block", page=page_name)
+        new = edits.take_reading(page, blocks)  # a block moved or deleted since: its result is stale
+        if req_id == self.run_id:  # a page of Read again
+            self.run_stats.page_read()
+            changed, seen = self.read_differently
+            self.read_differently = (changed + sum(a.display_text != b.display_text for a, b in
+                                                   zip(page.blocks, new.blocks, strict=True)), seen + len(blocks))
+        if new != page:
+            self.window.edit(lambda _p: new, f"read {page_name} again" if req_id == self.run_id else "re-read block",
+                             page=page_name)
 
     def _on_failed(self, req_id: int, message: str) -> None:
         if self.host.wanted(req_id) and not self.window.closing:
@@ -194,10 +216,13 @@ class ReadingController(QObject):
         done = {"done": "Done", "cancelled": "Cancelled", "failed": "Failed"}.get(status, status)
         if status == "done" and not ctx.get("quiet"):
             self.window.clear_notice("reading")  # what failed before (a model missing) works now
-        if ctx["kind"] == "pages":
+        if ctx["kind"] in ("pages", "read_again"):
             if not ctx.get("quiet"):  # quiet: a run of the source that was open before this one
-                self.window.show_status(self.run_stats.summary(status) if req_id == self.run_id
-                                   else f"{done}: {len(ctx['pages'])} page(s)")
+                summary = (self.run_stats.summary(status) if req_id == self.run_id
+                           else f"{done}: {len(ctx['pages'])} page(s)")
+                if ctx["kind"] == "read_again" and req_id == self.run_id:
+                    summary += "; boxes kept, {} of {} block(s) read differently".format(*self.read_differently)
+                self.window.show_status(summary)
             self.run_finished.emit(status)
         elif not ctx.get("quiet"):
             self.window.show_status(done)

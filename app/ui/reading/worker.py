@@ -40,8 +40,8 @@ class WorkerConfig:
 
 @dataclass(frozen=True)
 class Request:
-    """One unit of work; `kind` is pages | region | blocks | adapt | look_ahead (source_path: what
-    is adapted)."""
+    """One unit of work; `kind` is pages | read_again | region | blocks | adapt | look_ahead
+    (source_path: what is adapted; read_again: `pages`, the Pages whose boxes are read again)."""
 
     req_id: int
     kind: str
@@ -49,6 +49,7 @@ class Request:
     names: tuple[str, ...] = ()
     box: tuple | None = None
     blocks: tuple = ()
+    pages: tuple = ()
     cancel: threading.Event | None = None
     stop: threading.Event | None = None  # adapt: end the training and keep the best epoch so far
 
@@ -113,6 +114,8 @@ class Worker(QObject):
                 raise Cancelled()
             if request.kind == "pages":
                 self._run_pages(request, cancel)
+            elif request.kind == "read_again":
+                self._run_read_again(request, cancel)
             elif request.kind == "region":
                 self._run_region(request, cancel)
             elif request.kind == "blocks":
@@ -241,17 +244,35 @@ class Worker(QObject):
     def _run_pages(self, req: Request, cancel: threading.Event) -> None:
         pipeline = self._pipeline(need_detector=True)
         source = self._source_for(req.source_path)
+        for page in pipeline.process(source, list(req.names), progress=self._progress_of(req),
+                                     cancel=cancel.is_set):
+            self.page_read.emit(req.req_id, page)
+            if cancel.is_set():
+                raise Cancelled()
 
+    def _run_read_again(self, req: Request, cancel: threading.Event) -> None:
+        """The boxes of req.pages read again with the OCR in use (the detector neither loaded nor
+        run): `blocks_read` for each page read, `page_read` (with its error) for one that could
+        not be."""
+        pipeline = self._pipeline(need_detector=False)
+        source = self._source_for(req.source_path)
+        for page in pipeline.read_again(source, list(req.pages), progress=self._progress_of(req),
+                                        cancel=cancel.is_set):
+            if page.error:
+                self.page_read.emit(req.req_id, page)
+            else:
+                self.blocks_read.emit(req.req_id, page.name, list(page.blocks))
+            if cancel.is_set():
+                raise Cancelled()
+
+    def _progress_of(self, req: Request):
+        """A pipeline progress callback for `req`: at most every 50 ms, and the last of a page."""
         def progress(p) -> None:
             now = time.monotonic()
             if now - self._last_progress > 0.05 or p.blocks_done == p.blocks_total:
                 self._last_progress = now
                 self.progressed.emit(req.req_id, p)
-
-        for page in pipeline.process(source, list(req.names), progress=progress, cancel=cancel.is_set):
-            self.page_read.emit(req.req_id, page)
-            if cancel.is_set():
-                raise Cancelled()
+        return progress
 
     def _run_region(self, req: Request, cancel: threading.Event) -> None:
         pipeline = self._pipeline(need_detector=False)
