@@ -691,3 +691,23 @@ def test_teaching_again_weighs_the_first_training_of_a_run_that_trained_again(de
     assert weigh_against_previous(demo, result, nothing, PATCHES, 16)
     # the held-out corrections read with the training that never saw them, not with the one trained on them
     assert abs(result.new_cer - result.heldout_after) < 1e-9 and result.kept
+
+
+def test_the_learning_rates_halve_every_decay_epochs_and_a_wrong_value_is_refused(demo, tmp_path):
+    from dataclasses import replace
+
+    from app.cli import main
+
+    samples = _samples()
+    steady = adapt(demo, samples, replace(FAST, decay=0.0, epochs=3, patience=3, refit="off"))
+    decayed = adapt(demo, samples, replace(FAST, decay=1.0, epochs=3, patience=3, refit="off"))
+    halved = adapt(demo, samples, replace(FAST, decay=0.5, epochs=3, patience=3, refit="off"))
+    rates = [[h["lr"] for h in r.history if "epoch" in h] for r in (steady, decayed, halved)]
+    assert rates[0] == [FAST.lr] * 3  # the rate at the end of each epoch
+    assert rates[1] == pytest.approx([FAST.lr / 2, FAST.lr / 4, FAST.lr / 8])
+    assert rates[2] == pytest.approx([FAST.lr / 4, FAST.lr / 16, FAST.lr / 64])
+    assert [h["loss"] for h in steady.history if "loss" in h][1:] != [h["loss"] for h in decayed.history
+                                                                       if "loss" in h][1:]
+    with pytest.raises(UserError, match="half-life must be"):
+        adapt(demo, samples, replace(FAST, decay=-1.0))
+    assert main(["adapt", str(tmp_path), "--decay", "-1", "--model", str(DEMO)]) == 2

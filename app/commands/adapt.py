@@ -35,6 +35,9 @@ def add_parser(sub) -> None:
     p.add_argument("--feature-dropout", type=float, default=0.1, metavar="P",
                    help="chance that a value of the cached crop features is zeroed at a training step (default 0.1; "
                         "0: every epoch sees the crops as the last did)")
+    p.add_argument("--decay", type=float, default=None, metavar="EPOCHS",
+                   help="halve the learning rates every EPOCHS epochs, a little at each step (default 0: the "
+                        "rates stay as set, which read real pages better)")
     p.add_argument("--max-minutes", type=float, default=0.0, metavar="M",
                    help="keep the whole run within M minutes: training stops in time and keeps the best epoch so far "
                         "(default 0: no limit; it stops when the held-out corrections stop improving)")
@@ -82,6 +85,8 @@ def run(args) -> int:
         args.augment = int(args.augment)
     if not 0 <= args.feature_dropout < 1:
         raise UserError(f"--feature-dropout must be at least 0 and below 1, got {args.feature_dropout}")
+    if args.decay is not None and not args.decay >= 0:
+        raise UserError(f"--decay must be 0 (the rates stay as set) or more epochs, got {args.decay}")
     if not args.max_minutes >= 0:
         raise UserError(f"--max-minutes must be 0 (no limit) or more, got {args.max_minutes}")
     if not args.lr > 0:
@@ -104,7 +109,9 @@ def run(args) -> int:
                                                                    rehearse=args.rehearse, augment=args.augment,
                                                                    mixed=args.mixed, whole=args.whole, refit=args.refit,
                                                                    feature_dropout=args.feature_dropout,
-                                                                   max_minutes=args.max_minutes),
+                                                                   max_minutes=args.max_minutes,
+                                                                   **({} if args.decay is None
+                                                                      else {"decay": args.decay})),
                              out=args.out, progress=progress)
     for bar in bars.values():
         bar.close()

@@ -143,6 +143,7 @@ class AdaptSettings:
     whole: str = "auto"  # the decoder's own weights trained too, at whole_lr: "auto" (models narrower than
     # 512: the demo recognizer, where it read the real books better; a real-size model keeps to LoRA), "on", "off"
     whole_lr: float = 1e-4
+    decay: float = 0.0  # the learning rates halved every this many epochs, step by step (0: constant)
     feature_dropout: float = 0.1  # each value of the cached tower features zeroed with this chance at
     # every training step (the rest scaled up), so that no epoch sees a crop exactly as the last did
     max_minutes: float = 0.0  # the whole run (features included) kept within this many minutes: training stops
@@ -182,6 +183,8 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         raise UserError(f"feature dropout must be at least 0 and below 1, got {s.feature_dropout}")
     if s.refit not in REFITS:
         raise UserError(f"unknown setting refit={s.refit!r}: use {', '.join(REFITS)}")
+    if not s.decay >= 0:
+        raise UserError(f"the learning rates' half-life must be 0 (none) or more epochs, got {s.decay}")
     if not s.max_minutes >= 0:
         raise UserError(f"the time limit must be 0 (none) or more minutes, got {s.max_minutes}")
     if getattr(recognizer, "adapter", None) is not None:
@@ -246,23 +249,30 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
                 stopped = "time"
         return bool(stopped)
 
-    def trained_model(model, chars):
+    def trained_model(model, chars, per_epoch: int):
         """The adapters put on `model` -> its tokenizer, what is trained, the base weights of the decoder's
-        own that are, the optimizer."""
+        own that are, the optimizer (with its rates halved every `s.decay` epochs of `per_epoch` steps)."""
         tok = attach(model, base_tok, settings_dict, chars)
         params = _trainable(model, whole)
         base = {n: p.detach().clone() for n, p in params if _own(n)}
         groups = [{"params": [p for n, p in params if n not in base], "lr": s.lr}]
         if base:
             groups.append({"params": [p for n, p in params if n in base], "lr": s.whole_lr})
-        return tok, params, base, torch.optim.AdamW(groups, lr=s.lr, weight_decay=0.0)
+        opt = torch.optim.AdamW(groups, lr=s.lr, weight_decay=0.0)
+        if s.decay:
+            half = s.decay * max(1, per_epoch)
+            opt = (opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda n: 0.5 ** (n / half)))
+        return tok, params, base, opt
 
     def step(model, tok, params, opt, batch):
+        opt, decay = opt if isinstance(opt, tuple) else (opt, None)
         loss = _loss(model, tok, batch, amp, s.feature_dropout)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
         opt.step()
+        if decay is not None:
+            decay.step()
         return float(loss.detach())
 
     def drawn_and_copies(tok):
@@ -272,7 +282,9 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
                in enumerate(zip(drawn_feats, drawn)) if k % 4 != 3]
         return out + [_Cached(f, shape, tok.encode(text), text) for (f, shape), (_, text) in zip(variant_feats, variants)]
 
-    tok, params, base, opt = trained_model(model, new_chars)
+    per_epoch = math.ceil((len(train_idx) + sum(k % 4 != 3 for k in range(len(drawn))) + len(variants))
+                          / s.batch_size)  # the training items' steps an epoch (below)
+    tok, params, base, opt = trained_model(model, new_chars, per_epoch)
     items = [_Cached(f, shape, tok.encode(x.text), x.text) for (f, shape), x in zip(feats, corrections)]
     train_items = [items[i] for i in train_idx] + drawn_and_copies(tok)
     held_items = [items[i] for i in held_idx]
@@ -281,7 +293,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
     history: list[dict] = []
     stale, lowest, best_score = 0, heldout_before, heldout_before
     epochs_run = 0
-    steps_per_epoch = math.ceil(len(train_items) / s.batch_size)
+    steps_per_epoch = per_epoch
     for epoch in range(1, s.epochs + 1 if train else 1):
         model.train()
         order = torch.randperm(len(train_items), generator=gen).tolist()
@@ -302,8 +314,9 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         cer = _cer(model, tok, held_items, s.max_new_tokens, check, amp=amp)
         plain = _cer(model, tok, plain_check, s.max_new_tokens, check, amp=amp) if plain_check else None
         read_s = time.perf_counter() - begun
-        history.append({"epoch": epoch, "loss": round(total / done, 4), "heldout_cer": cer,
-                        "plain_cer": plain, **({"steps": done} if done < steps_per_epoch else {})})
+        rate = (opt[0] if isinstance(opt, tuple) else opt).param_groups[0]["lr"]  # the adapters' rate now
+        history.append({"epoch": epoch, "loss": round(total / done, 4), "heldout_cer": cer, "plain_cer": plain,
+                        "lr": rate, **({"steps": done} if done < steps_per_epoch else {})})
         epochs_run = epoch
         rise = 0.0 if plain is None else max(0.0, plain - plain_before - s.max_confirmation_rise)
         if cer + rise < best_score:
@@ -372,7 +385,7 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
             again.eval()
             for p in again.parameters():
                 p.requires_grad_(False)
-            tok2, params2, base2, opt2 = trained_model(again, chars)
+            tok2, params2, base2, opt2 = trained_model(again, chars, steps)
             all_items = [_Cached(f, shape, tok2.encode(x.text), x.text) for (f, shape), x in zip(feats, corrections)]
             all_items += drawn_and_copies(tok2)
             all_items += [_Cached(f, shape, tok2.encode(text), text)
