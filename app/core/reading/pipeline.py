@@ -93,6 +93,20 @@ def error_text(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
 
 
+def _reporters(progress, cancel, counts: dict, total: int):
+    """(report, check) of a run over `total` pages: report sends `counts` (pages, blocks,
+    blocks_total) to `progress`; check raises Cancelled once `cancel` says so."""
+    def report():
+        if progress is not None:
+            progress(PipelineProgress(counts["pages"], total, counts["blocks"], counts["blocks_total"]))
+
+    def check():
+        if cancel is not None and cancel():
+            raise Cancelled("cancelled")
+
+    return report, check
+
+
 class Pipeline:
     """detector: `app.detect.Detector` (or anything with the same `detect`); recognizer:
     `app.ocr.Recognizer` (`recognize`, `name`)."""
@@ -115,13 +129,7 @@ class Pipeline:
         total = len(names)
         counts = {"pages": 0, "blocks": 0, "blocks_total": 0}
 
-        def report():
-            if progress is not None:
-                progress(PipelineProgress(counts["pages"], total, counts["blocks"], counts["blocks_total"]))
-
-        def check():
-            if cancel is not None and cancel():
-                raise Cancelled("cancelled")
+        report, check = _reporters(progress, cancel, counts, total)
 
         report()
         step = max(1, self.settings.chunk_pages)
@@ -259,13 +267,7 @@ class Pipeline:
         total = len(pages)
         counts = {"pages": 0, "blocks": 0, "blocks_total": sum(len(p.blocks) for p in pages)}
 
-        def report():
-            if progress is not None:
-                progress(PipelineProgress(counts["pages"], total, counts["blocks"], counts["blocks_total"]))
-
-        def check():
-            if cancel is not None and cancel():
-                raise Cancelled("cancelled")
+        report, check = _reporters(progress, cancel, counts, total)
 
         report()
         step = max(1, self.settings.chunk_pages)
