@@ -26,14 +26,14 @@ def test_a_warning_logged_on_a_worker_thread_shows_on_the_status_bar(make_window
     t.start()
     t.join()
     qtbot.waitUntil(button.isVisible, timeout=5000)
-    assert button.text() == f"⚠ {message}"
+    assert button.text().startswith("⚠ CUDA ran out") and button.text().endswith("…")  # the whole in the tooltip
     assert message in button.toolTip() and "Details in the log" in button.toolTip()
     # not the app's, or already shown another way: left to the log file
     logging.getLogger("ultralytics").warning("third-party noise")
     logging.getLogger("app.ui.reading.worker").error("shown in a notice already", extra={SHOWN: True})
     sentinel = "a later warning: the two above were handled before it arrives"
     logging.getLogger("app.core").warning(sentinel)
-    qtbot.waitUntil(lambda: button.text() == f"⚠ {sentinel}", timeout=5000)
+    qtbot.waitUntil(lambda: button.text().startswith("⚠ a later warning"), timeout=5000)
     assert "third-party noise" not in button.toolTip() and "shown in a notice" not in button.toolTip()
     button.dismiss()
     assert not button.isVisible()
@@ -94,7 +94,7 @@ def test_a_damaged_settings_file_is_said_on_the_status_bar_at_start_up(tmp_path)
                          env=env)
     assert out.returncode == 0, out.stderr
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("BUTTON"))
-    assert line.startswith("BUTTON True ⚠ Settings were reset to the defaults: "), line
+    assert line.startswith("BUTTON True ⚠ Settings were reset to the default"), line
     tip = next(ln for ln in out.stdout.splitlines() if ln.startswith("TIP"))
     assert "could not be read" in tip and "settings.json.bad" in tip, tip
     assert (config / "settings.json.bad").read_text(encoding="utf-8") == '{"patches": 512,'

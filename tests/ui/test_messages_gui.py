@@ -81,3 +81,26 @@ def test_the_status_line_is_kept_whole_in_the_messages(make_window, pages, qtbot
     assert w.status_label.text() == long
     w.clear_status("export")
     assert w.status_label.text() == ""
+
+
+def test_a_long_warning_leaves_the_status_line_room_to_be_read(make_window, pages, qtbot):
+    """A window of 1250 pixels (not maximized), a long warning on the bar and the models' label: the
+    status line still shows the start of what it says (before, it was squeezed to "Done:…")."""
+    import logging
+
+    w = make_window()
+    w.resize(1250, 800)
+    w.show()
+    w.session.open_path(pages)
+    logging.getLogger("app.core.project.lock").warning(
+        "/home/reader/manga/a rather long series name/volume 1: took over the lock left by Hayai Desktop "
+        "(process 8917 on vm, since 16:40), which is no longer running.")
+    qtbot.waitUntil(w.warning_button.isVisible, timeout=5000)
+    w.device_label.setText("hayai-demo-ocr + adapted to volume 1 + hayai-demo-detector on CPU · BF16")  # once loaded
+    said = "Done: 1 page(s) in 0.1 s; boxes kept, 4 of 4 block(s) read differently"
+    w.show_status(said, owner="reading")
+    qtbot.waitUntil(lambda: w.status_label.width() > 0, timeout=5000)
+    QTest.qWait(50)
+    shown = w.status_label.fontMetrics().elidedText(said, Qt.TextElideMode.ElideRight, w.status_label.width())
+    assert shown.startswith("Done: 1 page(s) in 0.1 s; boxes kept"), shown
+    assert w.warning_button.toolTip().count("no longer running") == 1  # the warning itself is kept whole

@@ -14,13 +14,14 @@ import logging
 from collections import deque
 from html import escape
 
-from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMenu, QToolButton
 
 from app import logs
 
-MAX_LABEL = 90  # characters of the latest warning shown on the status bar
+MAX_LABEL = 40  # about this many characters' width of the latest warning on the status bar (the rest
+# elided: the status line beside it keeps its room; the whole warning is in the tooltip and the log)
 KEEP = 10  # warnings listed in the tooltip
 
 
@@ -71,8 +72,8 @@ class WarningButton(QToolButton):
     def show_warning(self, level: str, message: str) -> None:
         self.messages.append((level, message))
         first = message.splitlines()[0] if message else level
-        label = first if len(first) <= MAX_LABEL else first[:MAX_LABEL - 1] + "…"
-        self.setText(f"⚠ {label}")
+        room = MAX_LABEL * self.fontMetrics().averageCharWidth()
+        self.setText(self.fontMetrics().elidedText(f"⚠ {first}", Qt.TextElideMode.ElideRight, room))
         where = logs.log_file() or logs.log_dir()
         rows = "".join(f"<li>{escape(lvl.lower())}: {escape(msg)}</li>" for lvl, msg in reversed(self.messages))
         self.setToolTip(f"<ul>{rows}</ul>Details in the log: {escape(str(where))}")

@@ -50,14 +50,19 @@ class MessageLog(QWidget):
         self.text.clear()
 
 
+MIN_CHARS = 48  # the status line keeps room for about this many characters whatever else the bar shows
+
+
 class StatusLine(ElidedLabel):
     """The status bar's message: as much as fits, the whole of it in the tooltip; a click opens
-    the Messages (`clicked`). Its owner clears it (`clear(owner)`) when the message is no longer true."""
+    the Messages (`clicked`). Its owner clears it (`clear(owner)`) when the message is no longer true.
+    It keeps room for MIN_CHARS characters beside the bar's permanent widgets (a warning, the models)."""
 
     clicked = Signal()
 
     def __init__(self, text: str = "", parent=None):
         super().__init__(text, parent)
+        self.setMinimumWidth(MIN_CHARS * self.fontMetrics().averageCharWidth())
         self.owner = ""
         self.setCursor(Qt.CursorShape.PointingHandCursor)
 
