@@ -200,11 +200,14 @@ def test_the_command_adapts_a_series_and_recognize_reads_with_the_adapter(tmp_pa
     assert main(["adapt", str(empty), "--model", str(DEMO)]) == 2
     assert "no volume with a saved project" in capsys.readouterr().err
     # varied copies asked for: the report says so; out of range: a clear message
-    assert main(["adapt", str(folder.parent), "--epochs", "2", "--augment", "1", "--model", str(DEMO), "--device",
-                 "cpu", "--out", str(tmp_path / "varied.safetensors")]) in (0, 1)
-    assert "each also as 1 varied copy (margins, tone)" in capsys.readouterr().out
+    assert main(["adapt", str(folder.parent), "--epochs", "2", "--augment", "1", "--join", "0.5", "--model", str(DEMO),
+                 "--device", "cpu", "--out", str(tmp_path / "varied.safetensors")]) in (0, 1)
+    said = capsys.readouterr().out
+    assert "each also as 1 varied copy (margins, tone), " in said and " boxes made of two of them" in said, said
     assert main(["adapt", str(folder.parent), "--augment", "9", "--model", str(DEMO)]) == 2
     assert "--augment must be auto or 0 to 8" in capsys.readouterr().err
+    assert main(["adapt", str(folder.parent), "--join", "many", "--model", str(DEMO)]) == 2
+    assert "--join must be auto or a number from 0 to 8, got many" in capsys.readouterr().err
 
 
 def test_drawn_plain_print_is_what_the_model_reads_and_the_same_for_a_seed(demo):
@@ -327,7 +330,7 @@ def test_the_trained_change_is_scaled_back_when_that_reads_the_held_out_better(d
     from dataclasses import replace
 
     samples = _samples(seed=5)
-    hot = replace(FAST, lr=1e-2, whole_lr=1e-3)
+    hot = replace(FAST, lr=1e-2, whole_lr=1e-3, join=0)  # the case was built without joined crops
     whole = adapt(demo, samples, replace(hot, scales=()))
     scaled = adapt(demo, samples, hot)
     assert whole.scale == 1.0 and scaled.scale in (0.5, 0.75), scaled.history
@@ -413,8 +416,9 @@ def test_an_adapter_that_reads_the_corrections_better_only_by_forgetting_plain_p
                      for s in _samples(48, seed=11, invert=False)]
     others = [s.text for s in _samples(96, seed=13, invert=False)]
     # feature dropout off: with it these few crops learn the contradiction too slowly for any epoch to read better
-    # nor varied copies: they learn the contradiction fast enough for the held-out gain to outweigh the penalty
-    result = adapt(demo, contradicting, replace(FAST, feature_dropout=0.0, augment=0), specimens=specimens,
+    # nor varied copies or joined crops: they learn the contradiction fast enough for the held-out gain to outweigh
+    # the penalty
+    result = adapt(demo, contradicting, replace(FAST, feature_dropout=0.0, augment=0, join=0), specimens=specimens,
                    plain_texts=others)
     assert not result.kept and result.adapter is None
     assert min(h["heldout_cer"] for h in result.history if "epoch" in h) < result.heldout_before
@@ -447,7 +451,8 @@ def test_stopping_keeps_the_best_epoch_so_far_and_a_time_limit_stops_in_time(dem
 
     samples = _samples(44, seed=6)
     full = adapt(demo, samples, replace(FAST, epochs=3, patience=3))
-    steps = math.ceil((full.train + full.variants) / FAST.batch_size)  # no drawn crops: the corrections and copies
+    steps = math.ceil((full.train + full.variants + full.joined) / FAST.batch_size)  # no drawn crops: the
+    # corrections, their copies and the crops joined from two of them
     asked = []
 
     def stop():  # "Stop teaching and keep what it learned", pressed during the second epoch

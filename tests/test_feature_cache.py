@@ -20,7 +20,8 @@ from tools.synth.styled import styled_crops
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "app" / "resources" / "demo" / "hayai-demo-ocr"
-FAST = AdaptSettings(patches=128, epochs=3, patience=3, max_new_tokens=16, augment=0)  # no varied copies: they are drawn anew each run
+FAST = AdaptSettings(patches=128, epochs=3, patience=3, max_new_tokens=16, augment=0, join=0)  # no varied copies
+# or joined crops: the crops counted here are the user's
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def test_another_budget_or_model_never_gets_these_numbers(demo, tmp_path, monkey
     cache = FeatureCache(tmp_path / "features", limit=10**9)
     adapt(demo, samples, FAST, train=False, feature_cache=cache)
     seen = _looked(monkeypatch)
-    other = adapt(demo, samples, AdaptSettings(patches=256, epochs=1, max_new_tokens=16, augment=0), train=False,
+    other = adapt(demo, samples, AdaptSettings(patches=256, epochs=1, max_new_tokens=16, augment=0, join=0), train=False,
                   feature_cache=cache)
     assert sum(seen) == len(samples) and other.remembered == 0
     # a model with other weights (a copy of the demo whose weights file differs by a byte of metadata)

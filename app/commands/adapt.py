@@ -32,6 +32,11 @@ def add_parser(sub) -> None:
                         "detection would take it, a little blur and tone (default auto: 2 for a small model such "
                         "as the demo recognizer, where they read real pages better; none for a real-size model, "
                         "where each copy costs as much time as a correction)")
+    p.add_argument("--join", default="auto", metavar="N",
+                   help="N crops per training correction made of two of them in one box, one after the other in a "
+                        "column or as the next column, their texts joined (default auto: 1 for a small model such as "
+                        "the demo recognizer, where they read real pages better; none for a real-size model, where "
+                        "each costs as much time as a correction)")
     p.add_argument("--feature-dropout", type=float, default=0.1, metavar="P",
                    help="chance that a value of the cached crop features is zeroed at a training step (default 0.1; "
                         "0: every epoch sees the crops as the last did)")
@@ -83,6 +88,14 @@ def run(args) -> int:
         if not (args.augment.isdigit() and 0 <= int(args.augment) <= MAX_AUGMENT):
             raise UserError(f"--augment must be auto or 0 to {MAX_AUGMENT}, got {args.augment}")
         args.augment = int(args.augment)
+    if args.join != "auto":
+        try:
+            join = float(args.join)
+        except ValueError:
+            join = -1.0
+        if not 0 <= join <= MAX_AUGMENT:
+            raise UserError(f"--join must be auto or a number from 0 to {MAX_AUGMENT}, got {args.join}")
+        args.join = join
     if not 0 <= args.feature_dropout < 1:
         raise UserError(f"--feature-dropout must be at least 0 and below 1, got {args.feature_dropout}")
     if args.decay is not None and not args.decay >= 0:
@@ -107,6 +120,7 @@ def run(args) -> int:
 
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
                                                                    rehearse=args.rehearse, augment=args.augment,
+                                                                   join=args.join,
                                                                    mixed=args.mixed, whole=args.whole, refit=args.refit,
                                                                    feature_dropout=args.feature_dropout,
                                                                    max_minutes=args.max_minutes,

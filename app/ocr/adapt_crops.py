@@ -4,7 +4,8 @@ ahead left them.
 
 `crops_of` makes the crops of a run of app.ocr.adapt.adapt: the corrections and confirmations,
 the held-out split by page, the clean crops of other texts drawn to rehearse plain print
-(app.render.specimen) and the varied copies (app.ocr.training_data.varied), the held-out
+(app.render.specimen), the varied copies (app.ocr.training_data.varied) and the crops joined from
+two training corrections (app.ocr.training_data.joins), the held-out
 corrections' copies too when the run trains again on every correction (`refit`); for the same samples,
 texts and seed they are the same pixels. `looked_at` runs the frozen tower on them, 16 at a time,
 through app.ocr.feature_cache. `look_ahead` does that before a teaching (the window, after a
@@ -27,7 +28,7 @@ from app.ocr.adapter import model_sha256
 from app.ocr.feature_cache import FeatureCache, identity
 from app.ocr.precision import mixed_precision
 from app.ocr.text import normalize
-from app.ocr.training_data import Sample, shapes, split_by_page, varied
+from app.ocr.training_data import Sample, joins, shapes, split_by_page, varied
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # (texts, vertical, seed, per_line) -> [(crop, text)]: the texts drawn as clean crops
@@ -36,6 +37,8 @@ Specimens = Callable[[list[str], list[bool], int, list[int] | None], list[tuple[
 
 WHOLE_BELOW_WIDTH = 512  # "auto" trains the decoder's own weights for models narrower than this
 AUGMENT_SMALL = 2  # varied copies of each training correction that "auto" gives a model narrower than 512
+JOIN_SMALL = 1  # crops joined from two training corrections, per training correction, that "auto" gives a
+# model narrower than 512 (a real-size model none: each costs as much as a correction)
 REFITS = ("auto", "on", "off")  # AdaptSettings.refit: "auto" trains again on every correction below WHOLE_BELOW_WIDTH
 
 
@@ -48,6 +51,7 @@ class CropSettings(Protocol):
     rehearse: float
     shaped: bool
     augment: int | str
+    join: float | str
     mixed: str
     refit: str
 
@@ -65,6 +69,7 @@ class Crops:
     variants: list[tuple[Image.Image, str]]
     width: int
     copies: int
+    joined: int = 0  # of the variants, the last ones: crops joined from two training corrections
     refit: bool = False  # trained again on every correction once the held-out ones chose the epochs
     held_variants: list[tuple[Image.Image, str]] = field(default_factory=list)  # their copies, for that
 
@@ -103,11 +108,17 @@ def crops_of(cfg, samples: list[Sample], s: CropSettings, specimens: Specimens |
     # the drawn crops trained on get as many copies: plain print keeps its share of the training (without
     # them two copies read the synthetic training faces 1.8 points worse on one seed of three)
     variants += [(varied(im, vrng), text) for k, (im, text) in enumerate(drawn) if k % 4 != 3 for _ in range(copies)]
+    join = s.join if s.join != "auto" else (JOIN_SMALL if width < WHOLE_BELOW_WIDTH else 0)
+    # two training corrections in one box (app.ocr.training_data.joins), after the copies: their own seed, so
+    # the copies stay the pixels they were without them
+    joined = joins([corrections[i] for i in train_idx], round(join * len(train_idx)), random.Random(s.seed + 4)) \
+        if join else []
+    variants += joined
     refit = s.refit == "on" or (s.refit == "auto" and width < WHOLE_BELOW_WIDTH)
     hrng = random.Random(s.seed + 3)  # its own: the copies above stay the pixels they were without it
     held_variants = [(varied(corrections[i].image, hrng), corrections[i].text) for i in held_idx
                      for _ in range(copies)] if refit else []
-    return Crops(corrections, confirmations, train_idx, held_idx, drawn, variants, width, copies, refit,
+    return Crops(corrections, confirmations, train_idx, held_idx, drawn, variants, width, copies, len(joined), refit,
                  held_variants)
 
 

@@ -50,6 +50,7 @@ class AdaptResult:
     unweighed: bool = False  # the adapter there had learned every page held out now: the two were not weighed
     checked_adapter: Adapter | None = field(default=None, repr=False)  # the first training's (when trained again):
     # the one the held-out corrections judged, which weigh_against_previous weighs
+    joined: int = 0  # crops joined from two training corrections, trained on
 
     def summary(self) -> str:
         """The report in one paragraph, as the window and `adapt` show it."""
@@ -70,8 +71,9 @@ class AdaptResult:
                  if self.rehearsal else "")
         varied = (f", each also as {copies} varied cop{'y' if copies == 1 else 'ies'} (margins, tone)"
                   if copies else "")
-        lines.append(f"{self.corrections} corrections{vols} ({self.train} trained on{varied}, {self.heldout} held "
-                     f"out{drawn})")
+        joined = (f", {self.joined} box{'es' if self.joined != 1 else ''} made of two of them" if self.joined else "")
+        lines.append(f"{self.corrections} corrections{vols} ({self.train} trained on{varied}{joined}, {self.heldout} "
+                     f"held out{drawn})")
         text = "; ".join(lines)
         if self.new_chars:
             text += f"; new characters: {self.new_chars}"

@@ -1,7 +1,7 @@
 """What adapting learns from, before any training (no Qt, no torch): a correction or confirmation
 as a crop and its text (`Sample`), the split of the corrections into training and held-out
 parts by whole pages, varied copies of a correction as another reading might have taken it,
-and the layout of the crops drawn for rehearsal (a box's direction and number of columns,
+two corrections joined in one box (its text theirs, one after the other), and the layout of the crops drawn for rehearsal (a box's direction and number of columns,
 estimated from its shape). app.ocr.adapt trains on them."""
 from __future__ import annotations
 
@@ -105,3 +105,79 @@ def page_key(group: str) -> str:
     (a group is "volume path\npage"), so that a series moved to another folder is still known."""
     volume, sep, page = group.rpartition("\n")
     return f"{volume.replace(chr(92), '/').rstrip('/').rsplit('/', 1)[-1]}\n{page}" if sep else group
+
+
+def _ink_span(image: Image.Image, vertical: bool) -> tuple[int, int]:
+    """The first and last row (vertical) or column with ink on them, from the paper's colour at the
+    crop's border; the whole length when none is found."""
+    import numpy as np
+
+    g = np.asarray(image.convert("L"), dtype=np.float32)
+    paper = float(np.median(np.concatenate([g[0], g[-1], g[:, 0], g[:, -1]])))
+    prof = (np.abs(g - paper) > 60).sum(axis=1 if vertical else 0)
+    on = np.flatnonzero(prof)
+    return (int(on[0]), int(on[-1]) + 1) if len(on) else (0, len(prof))
+
+
+def joined(first: Image.Image, second: Image.Image, vertical: bool, one_line: bool,
+           lines: tuple[int, int] = (1, 1)) -> Image.Image:
+    """Two crops of the same direction as one box, `first` read first. one_line: the second goes on
+    in the first's column (vertical) or line, the margin between them trimmed to a small gap;
+    otherwise it is the next column (to the left: vertical text reads right to left, both from the
+    top) or line (below). `lines`: the columns or lines each holds; the second is scaled so that
+    its breadth per column or line matches the first's. The paper between them is the first's."""
+    a, b = first.convert("RGB"), second.convert("RGB")
+    if vertical:
+        scale = (a.width / lines[0]) / max(1, b.width / lines[1])
+    else:
+        scale = (a.height / lines[0]) / max(1, b.height / lines[1])
+    b = b.resize((max(1, round(b.width * scale)), max(1, round(b.height * scale))))
+    corners = [a.getpixel(xy) for xy in ((0, 0), (a.width - 1, 0), (0, a.height - 1), (a.width - 1, a.height - 1))]
+    fill = tuple(sorted(c[k] for c in corners)[2] for k in range(3))
+    if one_line:
+        a1 = _ink_span(a, vertical)[1]
+        b0 = _ink_span(b, vertical)[0]
+        gap = max(1, round(0.15 * (a.width if vertical else a.height)))
+        if vertical:
+            a, b = a.crop((0, 0, a.width, min(a.height, a1 + gap))), b.crop((0, b0, b.width, b.height))
+            out = Image.new("RGB", (max(a.width, b.width), a.height + b.height), fill)
+            out.paste(a, ((out.width - a.width) // 2, 0))
+            out.paste(b, ((out.width - b.width) // 2, a.height))
+        else:
+            a, b = a.crop((0, 0, min(a.width, a1 + gap), a.height)), b.crop((b0, 0, b.width, b.height))
+            out = Image.new("RGB", (a.width + b.width, max(a.height, b.height)), fill)
+            out.paste(a, (0, (out.height - a.height) // 2))
+            out.paste(b, (a.width, (out.height - b.height) // 2))
+        return out
+    if vertical:  # the second column to the left, both from the top
+        out = Image.new("RGB", (a.width + b.width, max(a.height, b.height)), fill)
+        out.paste(b, (0, 0))
+        out.paste(a, (b.width, 0))
+    else:
+        out = Image.new("RGB", (max(a.width, b.width), a.height + b.height), fill)
+        out.paste(a, (0, 0))
+        out.paste(b, (0, a.height))
+    return out
+
+
+def joins(examples: list[Sample], count: int, rng: random.Random) -> list[tuple[Image.Image, str]]:
+    """`count` crops made of two of `examples` of the same direction each (app.ocr.adapt's `join`):
+    in one column or line when both are one and their characters together are no more than the
+    longest such example's, otherwise as two columns or lines."""
+    info = []
+    for x in examples:
+        n = len(normalize(x.text))
+        if n:
+            vertical, cols = columns(x.image, n)
+            info.append((x, n, vertical, cols))
+    longest = {v: max([n for _, n, vv, c in info if vv == v and c == 1] or [0]) for v in (True, False)}
+    out: list[tuple[Image.Image, str]] = []
+    tries = 0
+    while len(out) < count and len(info) >= 2 and tries < 20 * count:
+        tries += 1
+        (a, na, va, ca), (b, nb, vb, cb) = rng.sample(info, 2)
+        if va != vb:
+            continue
+        one = ca == 1 and cb == 1 and na + nb <= longest[va]
+        out.append((joined(a.image, b.image, va, one, (ca, cb)), a.text + b.text))
+    return out
