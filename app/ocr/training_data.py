@@ -1,8 +1,9 @@
 """What adapting learns from, before any training (no Qt, no torch): a correction or confirmation
 as a crop and its text (`Sample`), the split of the corrections into training and held-out
 parts by whole pages, varied copies of a correction as another reading might have taken it,
-two corrections joined in one box (its text theirs, one after the other), and the layout of the crops drawn for rehearsal (a box's direction and number of columns,
-estimated from its shape). app.ocr.adapt trains on them."""
+two corrections joined in one box (its text theirs, one after the other), and the layout of the
+crops drawn for rehearsal (a box's direction and number of columns, estimated from its shape).
+app.ocr.adapt trains on them."""
 from __future__ import annotations
 
 import math
@@ -75,6 +76,14 @@ def split_by_page(samples: list[Sample], holdout: float, seed: int) -> tuple[lis
     return train, test
 
 
+def _paper(image: Image.Image) -> tuple[int, ...]:
+    """The paper's colour of an RGB crop: per channel, the third darkest of its four corners (a
+    corner with ink or art on it is outvoted)."""
+    w, h = image.size
+    corners = [image.getpixel(xy) for xy in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
+    return tuple(sorted(c[k] for c in corners)[2] for k in range(3))
+
+
 def varied(image: Image.Image, rng: random.Random) -> Image.Image:
     """The crop as another reading might have taken it: the box's margins moved by a few per
     cent of its sides (a detector's boxes vary), a little blur or sharpening, contrast and
@@ -88,9 +97,7 @@ def varied(image: Image.Image, rng: random.Random) -> Image.Image:
     left, top, right, bottom = edge(w), edge(h), edge(w), edge(h)
     pad = max(0, -left, -top, -right, -bottom)
     if pad:
-        corners = [im.getpixel(xy) for xy in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
-        fill = tuple(sorted(c[k] for c in corners)[2] for k in range(3))  # the paper's colour
-        im = ImageOps.expand(im, border=pad, fill=fill)
+        im = ImageOps.expand(im, border=pad, fill=_paper(im))
     box = (pad + left, pad + top, pad + w - right, pad + h - bottom)
     if box[2] - box[0] >= 4 and box[3] - box[1] >= 4:
         im = im.crop(box)
@@ -132,8 +139,7 @@ def joined(first: Image.Image, second: Image.Image, vertical: bool, one_line: bo
     else:
         scale = (a.height / lines[0]) / max(1, b.height / lines[1])
     b = b.resize((max(1, round(b.width * scale)), max(1, round(b.height * scale))))
-    corners = [a.getpixel(xy) for xy in ((0, 0), (a.width - 1, 0), (0, a.height - 1), (a.width - 1, a.height - 1))]
-    fill = tuple(sorted(c[k] for c in corners)[2] for k in range(3))
+    fill = _paper(a)
     if one_line:
         a1 = _ink_span(a, vertical)[1]
         b0 = _ink_span(b, vertical)[0]
