@@ -200,14 +200,17 @@ def test_the_command_adapts_a_series_and_recognize_reads_with_the_adapter(tmp_pa
     assert main(["adapt", str(empty), "--model", str(DEMO)]) == 2
     assert "no volume with a saved project" in capsys.readouterr().err
     # varied copies asked for: the report says so; out of range: a clear message
-    assert main(["adapt", str(folder.parent), "--epochs", "2", "--augment", "1", "--join", "0.5", "--model", str(DEMO),
-                 "--device", "cpu", "--out", str(tmp_path / "varied.safetensors")]) in (0, 1)
+    rc = main(["adapt", str(folder.parent), "--epochs", "2", "--augment", "1", "--join", "0.5", "--soup", "2",
+               "--model", str(DEMO), "--device", "cpu", "--out", str(tmp_path / "varied.safetensors")])
     said = capsys.readouterr().out
-    assert "each also as 1 varied copy (margins, tone), " in said and " boxes made of two of them" in said, said
+    assert rc in (0, 1) and "each also as 1 varied copy (margins, tone), " in said and " boxes made of two of them" in said, said
+    assert rc == 1 or "2 trainings" in said, said  # kept: the two trainings' average, or why the first is kept
     assert main(["adapt", str(folder.parent), "--augment", "9", "--model", str(DEMO)]) == 2
     assert "--augment must be auto or 0 to 8" in capsys.readouterr().err
     assert main(["adapt", str(folder.parent), "--join", "many", "--model", str(DEMO)]) == 2
     assert "--join must be auto or a number from 0 to 8, got many" in capsys.readouterr().err
+    assert main(["adapt", str(folder.parent), "--soup", "0", "--model", str(DEMO)]) == 2
+    assert "--soup must be a number of trainings from 1 to 8, got 0" in capsys.readouterr().err
 
 
 def test_drawn_plain_print_is_what_the_model_reads_and_the_same_for_a_seed(demo):

@@ -37,6 +37,10 @@ def add_parser(sub) -> None:
                         "column or as the next column, their texts joined (default auto: 1 for a small model such as "
                         "the demo recognizer, where they read real pages better; none for a real-size model, where "
                         "each costs as much time as a correction)")
+    p.add_argument("--soup", type=int, default=1, metavar="K",
+                   help="train K times, each with its own held-out pages and order, and keep the average of the "
+                        "trainings as one adapter (default 1; 3 read the synthetic unseen face better at K times "
+                        "the time)")
     p.add_argument("--feature-dropout", type=float, default=0.1, metavar="P",
                    help="chance that a value of the cached crop features is zeroed at a training step (default 0.1; "
                         "0: every epoch sees the crops as the last did)")
@@ -96,6 +100,8 @@ def run(args) -> int:
         if not 0 <= join <= MAX_AUGMENT:
             raise UserError(f"--join must be auto or a number from 0 to {MAX_AUGMENT}, got {args.join}")
         args.join = join
+    if not 1 <= args.soup <= MAX_AUGMENT:
+        raise UserError(f"--soup must be a number of trainings from 1 to {MAX_AUGMENT}, got {args.soup}")
     if not 0 <= args.feature_dropout < 1:
         raise UserError(f"--feature-dropout must be at least 0 and below 1, got {args.feature_dropout}")
     if args.decay is not None and not args.decay >= 0:
@@ -112,15 +118,16 @@ def run(args) -> int:
     bars: dict[str, ProgressLine] = {}
 
     def progress(stage, done, total):  # one tqdm bar a stage: the crops' features, then the training steps
-        if stage not in bars:
+        if list(bars)[-1:] != [stage]:  # a new stage, or one again (the next training averaged, --soup)
             for bar in bars.values():
                 bar.close()
+            bars.pop(stage, None)
             bars[stage] = ProgressLine(stage, unit={"features": "crop", "comparing": "adapter"}.get(stage, "step"))
         bars[stage](done, total)
 
     result, path = run_adapt(args.target, recognizer, AdaptSettings(epochs=args.epochs, lr=args.lr, seed=args.seed,
                                                                    rehearse=args.rehearse, augment=args.augment,
-                                                                   join=args.join,
+                                                                   join=args.join, soup=args.soup,
                                                                    mixed=args.mixed, whole=args.whole, refit=args.refit,
                                                                    feature_dropout=args.feature_dropout,
                                                                    max_minutes=args.max_minutes,

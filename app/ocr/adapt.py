@@ -61,6 +61,15 @@ other (app.ocr.training_data.joins), never a held-out one. On the two real books
 one a correction read every row as well or better on the mean of three seeds (a book's own second
 half 37.9 -> 35.7 % and 32.2 -> 30.1 %) and the synthetic new face too (10.63 -> 10.27 %).
 
+Averaged trainings (`soup`, 1 unless asked): the whole run is done K times, the k-th with the
+seed + SOUP_SEED k (its own held-out pages, order, copies and drawn crops), and the adapters the
+guard kept are averaged into one (app.ocr.adapt_soup.average, a "model soup"); the average is the
+adapter when the plain-print check and the confirmations, read with it, are no worse than with
+the first training (within `max_confirmation_rise` of before), otherwise the first is. The
+held-out figures reported are the first training's. On the synthetic new face at 200
+corrections three read better than one (docs/accuracy.md); the real books were not measured
+with it yet, so it is not the default. It costs K times the time.
+
 Stopping early and keeping what was learned: `stop` (the window's "Stop teaching and keep what
 it learned") and `max_minutes` (a limit for the whole run, features included: training stops
 when the time taken plus what must follow, the next step, the last epoch's reading, the
@@ -102,13 +111,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import torch
 
 from app.errors import Cancelled, UserError
 from app.ocr.adapt_crops import REFITS, WHOLE_BELOW_WIDTH, Progress, Specimens, crops_of, looked_at
 from app.ocr.adapt_result import AdaptResult
+from app.ocr.adapt_soup import average
 
 # the steps' names looked up here, not in adapt_steps: bench/adapt.py times a step by replacing _loss
 from app.ocr.adapt_steps import Cached as _Cached
@@ -117,12 +127,13 @@ from app.ocr.adapt_steps import loss as _loss
 from app.ocr.adapt_steps import own as _own
 from app.ocr.adapt_steps import scale_adapters as _scale_adapters
 from app.ocr.adapt_steps import trainable as _trainable
-from app.ocr.adapter import Adapter, attach, model_sha256, unknown_chars
+from app.ocr.adapter import Adapter, attach, load_into, model_sha256, unknown_chars
 from app.ocr.feature_cache import FeatureCache
 from app.ocr.precision import mixed_precision
 from app.ocr.training_data import Sample, page_key
 
 MAX_AUGMENT = 8
+SOUP_SEED = 1000  # the seed of the k-th training averaged: the run's seed + k times this
 
 
 @dataclass(frozen=True)
@@ -159,6 +170,8 @@ class AdaptSettings:
     # long again, does not), "on", "off"
     join: float | str = "auto"  # crops made of two training corrections in one box (app.ocr.training_data.joins),
     # per training correction: a number, or "auto" (JOIN_SMALL for models narrower than 512, a real-size model none)
+    soup: int = 1  # trainings averaged into the adapter (the module doc's "Averaged trainings"): each with its
+    # own seed (the run's + SOUP_SEED k), so its own held-out pages, order, copies and drawn crops; 1: one training
     shaped: bool = False  # drawn crops laid out as a training correction of about their length is
     # (its direction, its number of columns; on the real books over three seeds it read every row
     # worse, docs/accuracy.md); False: tall as often as the corrections are, about PER_LINE a column
@@ -169,6 +182,60 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
           train: bool = True, specimens: Specimens | None = None,
           plain_texts: list[str] | None = None, stop: Callable[[], bool] | None = None,
           feature_cache: FeatureCache | None = None) -> AdaptResult:
+    """Adapt `recognizer` to the samples (see `_adapt_one`, which this runs once, or `soup` times:
+    the module doc's "Averaged trainings")."""
+    s = settings or AdaptSettings()
+    if isinstance(s.soup, bool) or not isinstance(s.soup, int) or not 1 <= s.soup <= MAX_AUGMENT:
+        raise UserError(f"unknown setting soup={s.soup!r}: use a number of trainings to average from 1 to "
+                        f"{MAX_AUGMENT}")
+    started = time.perf_counter()
+    run = dict(name=name, progress=progress, cancel=cancel, train=train, specimens=specimens,
+               plain_texts=plain_texts, stop=stop, feature_cache=feature_cache)
+    first = _adapt_one(recognizer, samples, s, **run)
+    judge, first.judge = first.judge, None  # it holds the crops' features: not kept with the result
+    if s.soup == 1 or not first.kept or first.stopped or not train or first.adapter is None:
+        return first
+    members = [first.adapter]
+    why, tried = "", 1
+    for j in range(1, s.soup):
+        if stop is not None and stop():
+            why = "you asked to stop"
+            break
+        if s.max_minutes and time.perf_counter() - started + first.seconds >= 60 * s.max_minutes:
+            why = f"the time limit of {s.max_minutes:g} min"
+            break
+        other = _adapt_one(recognizer, samples, replace(s, seed=s.seed + SOUP_SEED * j), **run)
+        tried += 1
+        if other.stopped:
+            why = "you asked to stop" if other.stopped == "asked" else f"the time limit of {s.max_minutes:g} min"
+            break
+        if other.kept and other.adapter is not None:
+            members.append(other.adapter)
+    first.soup_tried = tried
+    if len(members) > 1 and judge is not None:
+        soup = average(members)
+        plain, confirm = judge(soup)
+        verdict = refit_verdict(first.plain_before, first.plain_after, plain, first.confirm_before, confirm,
+                                s.max_confirmation_rise)
+        first.soup_verdict = verdict
+        if verdict == "kept":
+            first.soup, first.plain_after, first.confirm_after = len(members), plain, confirm
+            first.history.append({"soup": len(members), "plain_cer": plain, "confirm_cer": confirm})
+            first.adapter = soup
+    first.soup_stopped = why
+    first.seconds = time.perf_counter() - started
+    if first.soup:
+        report = {k: v for k, v in first.as_dict().items() if k != "history"}
+        first.adapter = replace(first.adapter, report={**report, "trained_pages": first.adapter.report.get(
+            "trained_pages", [])})
+    return first
+
+
+def _adapt_one(recognizer, samples: list[Sample], settings: AdaptSettings | None = None, name: str = "",
+               progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
+               train: bool = True, specimens: Specimens | None = None,
+               plain_texts: list[str] | None = None, stop: Callable[[], bool] | None = None,
+               feature_cache: FeatureCache | None = None) -> AdaptResult:
     """Adapt `recognizer` (app.ocr.recognizer.Recognizer, fp32 or bf16, no adapter on) to the
     samples. The recognizer itself is not changed: a copy of its decoder is trained. `train`
     False skips the training steps (what the tests compare with). `specimens`, `plain_texts`:
@@ -457,6 +524,18 @@ def adapt(recognizer, samples: list[Sample], settings: AdaptSettings | None = No
         result.adapter = adapter_of(model, params, base, new_chars, trained_on)
         if first is not None:
             result.checked_adapter = adapter_of(*first)
+
+        def judge(adapter: Adapter) -> tuple[float | None, float | None]:
+            """The plain-print check's and the confirmations' CER read with `adapter` on the base model."""
+            judged = copy.deepcopy(recognizer.model)
+            judged.eval()
+            tok_j = load_into(judged, base_tok, adapter)
+            plain_j = _cer(judged, tok_j, plain_check, s.max_new_tokens, check, amp=amp) if plain_check else None
+            conf_j = _cer(judged, tok_j, [_Cached(c.feats, c.shape, [], c.text) for c in conf_cache],
+                          s.max_new_tokens, check, amp=amp) if conf_cache else None
+            return plain_j, conf_j
+
+        result.judge = judge
     return result
 
 

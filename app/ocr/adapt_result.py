@@ -6,6 +6,7 @@ measures or decides anything.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from app.ocr.adapter import Adapter
@@ -51,6 +52,12 @@ class AdaptResult:
     checked_adapter: Adapter | None = field(default=None, repr=False)  # the first training's (when trained again):
     # the one the held-out corrections judged, which weigh_against_previous weighs
     joined: int = 0  # crops joined from two training corrections, trained on
+    soup: int = 0  # trainings averaged into the adapter (AdaptSettings.soup), when their average was kept
+    soup_tried: int = 0  # trainings run for it (the first included); 0: one training was asked for
+    soup_verdict: str = ""  # "kept", or why the first training is the adapter
+    soup_stopped: str = ""  # what ended the trainings before all were run
+    judge: Callable | None = field(default=None, repr=False, compare=False)  # an adapter -> the plain-print
+    # check's and the confirmations' CER with it (app.ocr.adapt), not reported
 
     def summary(self) -> str:
         """The report in one paragraph, as the window and `adapt` show it."""
@@ -92,6 +99,15 @@ class AdaptResult:
             text += f"; not trained again on all {self.corrections} corrections: {self.refit}"
         elif self.refit:
             text += f"; trained again on all {self.corrections} corrections too, not kept: {self.refit}"
+        if self.soup:
+            text += (f"; the average of {self.soup} trainings, each with its own held-out pages and order, is the "
+                     "adapter (the held-out figures are the first's)")
+        elif self.soup_verdict:
+            text += f"; {self.soup_tried} trainings averaged, not kept: {self.soup_verdict}"
+        elif self.soup_tried > 1:
+            text += f"; {self.soup_tried} trainings run to average, only the first kept an adapter"
+        if self.soup_tried and self.soup_stopped:
+            text += f"; the trainings to average ended after {self.soup_tried}: {self.soup_stopped}"
         if self.unweighed:
             text += ("; the adapter you had learned every page held out now, so the two could not be weighed on "
                      "them: this one replaces it")
@@ -107,5 +123,5 @@ class AdaptResult:
         return f"{text}. {verdict} ({took})."
 
     def as_dict(self) -> dict:
-        out = {k: v for k, v in asdict(self).items() if k not in ("adapter", "held_out", "checked_adapter")}
+        out = {k: v for k, v in asdict(self).items() if k not in ("adapter", "held_out", "checked_adapter", "judge")}
         return out
